@@ -1,0 +1,76 @@
+"""The pure Tablanette rules engine: no I/O, no services, deterministic.
+
+Everything a bot, a match runner or a verifier needs::
+
+    >>> from engine_service.rules import Rules, Match, Card, Play
+    >>> rules = Rules.preset("tablic-pagat")
+    >>> m = Match(rules, seed="readme")
+    >>> len(m.legal_plays()) > 0
+    True
+
+Cards are ``int`` numbers (``rank * 4 + suit``) with canonical names; card sets
+are bitmasks. See RULES.md for the parameters and RECORDS.md for records.
+"""
+
+from .captures import Capture, CaptureFinder
+from .cards import CARDS, FULL_DECK, Card, card_names, cards_of, format_cards, iter_mask, mask_of, parse_cards
+from .deal import DealState, PlayRecord, finder_for, score_piles
+from .errors import (
+    GameOverError,
+    IllegalPlayError,
+    InvalidCardError,
+    InvalidRulesError,
+    RecordError,
+    TablanetteError,
+)
+from .match import FinishedDeal, Match, MatchResult
+from .observation import Observation
+from .play import Play
+from .record import FORMAT, dumps, loads, match_record, read_records, verify_record, write_records
+from .rules import DEFAULT_PRESET, PRESETS, Rules, parameter_names, parse_override
+from .shuffle import DealLayout, deal_layout, round_sizes, shuffled_deck
+
+__all__ = [
+    "CARDS",
+    "DEFAULT_PRESET",
+    "FORMAT",
+    "FULL_DECK",
+    "PRESETS",
+    "Capture",
+    "CaptureFinder",
+    "Card",
+    "DealLayout",
+    "DealState",
+    "FinishedDeal",
+    "GameOverError",
+    "IllegalPlayError",
+    "InvalidCardError",
+    "InvalidRulesError",
+    "Match",
+    "MatchResult",
+    "Observation",
+    "Play",
+    "PlayRecord",
+    "RecordError",
+    "Rules",
+    "TablanetteError",
+    "card_names",
+    "cards_of",
+    "deal_layout",
+    "dumps",
+    "finder_for",
+    "format_cards",
+    "iter_mask",
+    "loads",
+    "mask_of",
+    "match_record",
+    "parameter_names",
+    "parse_cards",
+    "parse_override",
+    "read_records",
+    "round_sizes",
+    "score_piles",
+    "shuffled_deck",
+    "verify_record",
+    "write_records",
+]

@@ -1,0 +1,214 @@
+"""Game records (``tablanette-record/1``): write, read and re-verify.
+
+A record alone replays and re-verifies a whole match (RECORDS.md). Writing is
+deterministic: the same match gives the same bytes (:func:`dumps`).
+:func:`verify_record` re-plays every play with the engine and raises
+:class:`RecordError` at the first discrepancy, naming its location.
+
+>>> from engine_service.rules.rules import Rules
+>>> m = Match(Rules.preset("pisti", target=30), seed="doc")
+>>> while not m.is_over:
+...     _ = m.play(m.legal_plays()[-1])
+>>> rec = match_record(m, ["a", "b"], "doc/1")
+>>> verify_record(loads(dumps(rec))).totals == m.totals
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from .cards import CARDS, card_names, mask_of, parse_cards
+from .errors import RecordError, TablanetteError
+from .match import Match, MatchResult
+from .play import Play
+from .rules import Rules
+from .shuffle import DealLayout, deal_layout
+
+FORMAT = "tablanette-record/1"
+
+
+def match_record(match: Match, players: Sequence[str], record_id: str) -> dict[str, Any]:
+    """The record of a match (finished, forfeited or aborted)."""
+    if match.result is None:
+        raise RecordError(f"record {record_id}: the match is not over")
+    rules = match.rules
+    if len(players) != rules.players:
+        raise RecordError(f"record {record_id}: {len(players)} player names for {rules.players} seats")
+    deals = []
+    for d in match.deals:
+        plays = []
+        for p in d.plays:
+            entry: dict[str, Any] = {
+                "seat": p.seat,
+                "card": str(CARDS[p.card]),
+                "captured": card_names(p.mask),
+                "bonus": p.bonus,
+            }
+            if p.auto:
+                entry["auto"] = True
+            plays.append(entry)
+        deals.append(
+            {
+                "dealer": d.layout.dealer,
+                "table": card_names(d.layout.table),
+                "hands": [[card_names(h) for h in r] for r in d.layout.rounds],
+                "plays": plays,
+                "leftover": {"team": d.leftover_team, "cards": card_names(d.leftover)},
+                "score": list(d.score),
+            }
+        )
+    result: dict[str, Any] = {"winner": match.result.winner, "reason": match.result.reason}
+    if match.result.forfeit_seat is not None:
+        result["forfeit_seat"] = match.result.forfeit_seat
+    return {
+        "format": FORMAT,
+        "id": record_id,
+        "rules": rules.to_record(),
+        "players": list(players),
+        "teams": [list(t) for t in rules.teams],
+        "seed": match.seed,
+        "deals": deals,
+        "score": list(match.totals),
+        "result": result,
+    }
+
+
+def dumps(record: Mapping[str, Any]) -> str:
+    """One record as one compact JSON line (deterministic bytes, no newline)."""
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(line: str) -> dict[str, Any]:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise RecordError("a record must be a JSON object")
+    return data
+
+
+def write_records(records: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
+    """Write records as JSON Lines; returns how many."""
+    n = 0
+    for rec in records:
+        out.write(dumps(rec) + "\n")
+        n += 1
+    return n
+
+
+def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for each non-blank line of a JSON Lines file."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    yield lineno, loads(line)
+                except RecordError as exc:
+                    raise RecordError(f"line {lineno}: {exc}") from None
+
+
+# ------------------------------------------------------------------ verify
+
+
+def verify_record(record: Mapping[str, Any]) -> Match:
+    """Re-play a record; return the replayed match or raise :class:`RecordError`.
+
+    Checks the format, the rules, every deal against the seed, every play's
+    seat, legality and bonus (automatic plays must be the engine's timeout
+    play), leftovers, deal scores, totals and the result.
+    """
+    rid = record.get("id", "?") if isinstance(record, Mapping) else "?"
+    try:
+        return _verify(record)
+    except RecordError as exc:
+        raise RecordError(f"record {rid}: {exc}") from None
+    except (TablanetteError, KeyError, TypeError, IndexError, AttributeError) as exc:
+        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise RecordError(f"record {rid}: {what}") from None
+
+
+def _verify(record: Mapping[str, Any]) -> Match:
+    if record.get("format") != FORMAT:
+        raise RecordError(f"format is {record.get('format')!r}, expected {FORMAT!r}")
+    players = record["players"]
+    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
+        raise RecordError("players must be a list of names")
+    rules = Rules.from_record(record["rules"], players=len(players))
+    if record["teams"] != [list(t) for t in rules.teams]:
+        raise RecordError(f"teams {record['teams']} do not match the rules {list(rules.teams)}")
+    seed = record.get("seed")
+    raw_deals = record["deals"]
+    layouts = [_layout(rules, d, k) for k, d in enumerate(raw_deals)]
+    if isinstance(seed, str) and seed:
+        for k, layout in enumerate(layouts):
+            if layout != deal_layout(rules, seed, k):
+                raise RecordError(f"deal {k}: the cards dealt are not those of seed {seed!r}")
+    match = Match(rules, seed if isinstance(seed, str) else "", layouts)
+    result = record["result"]
+    for k, raw in enumerate(raw_deals):
+        _replay_deal(match, raw, k, last=k == len(raw_deals) - 1, result=result)
+    if match.result is None:
+        if result.get("reason") == "forfeit":
+            match.forfeit(result.get("forfeit_seat"))
+        elif result.get("reason") == "aborted":
+            match.abort()
+        else:
+            raise RecordError(f"the match is not over after {len(raw_deals)} deals")
+    if list(record["score"]) != match.totals:
+        raise RecordError(f"score {record['score']} but the plays give {match.totals}")
+    want = MatchResult(result.get("winner"), result.get("reason"), result.get("forfeit_seat"))
+    if want != match.result:
+        raise RecordError(f"result {dict(result)} but the plays give {match.result}")
+    return match
+
+
+def _layout(rules: Rules, raw: Mapping[str, Any], k: int) -> DealLayout:
+    try:
+        layout = DealLayout(
+            int(raw["dealer"]),
+            mask_of(parse_cards(raw["table"])),
+            tuple(tuple(mask_of(parse_cards(h)) for h in rnd) for rnd in raw["hands"]),
+        )
+        layout.check(rules)
+    except TablanetteError as exc:
+        raise RecordError(f"deal {k}: {exc}") from None
+    if layout.dealer != k % rules.players:
+        raise RecordError(f"deal {k}: dealer is {layout.dealer}, the rotation gives {k % rules.players}")
+    return layout
+
+
+def _replay_deal(match: Match, raw: Mapping[str, Any], k: int, last: bool, result: Mapping[str, Any]) -> None:
+    if match.result is not None:
+        raise RecordError(f"deal {k}: the match was already over ({match.result.reason})")
+    deal = match.deal
+    for i, p in enumerate(raw["plays"]):
+        where = f"deal {k}, play {i}"
+        if match.result is not None or deal.over:
+            raise RecordError(f"{where}: the deal is already over")
+        if p["seat"] != deal.turn:
+            raise RecordError(f"{where}: seat {p['seat']} played but seat {deal.turn} was to play")
+        try:
+            play = Play.of(p["card"], p["captured"])
+            if p.get("auto") and play != deal.timeout_play():
+                raise RecordError(f"automatic play {play} is not the engine's {deal.timeout_play()}")
+            done = match.play(play, auto=bool(p.get("auto")))
+        except TablanetteError as exc:
+            raise RecordError(f"{where}: {exc}") from None
+        if done.bonus != p["bonus"]:
+            raise RecordError(f"{where}: bonus {p['bonus']} but {play} scores {done.bonus}")
+    finished = match.deals[k] if len(match.deals) > k else None
+    if finished is None:
+        if not (last and result.get("reason") in ("forfeit", "aborted")):
+            raise RecordError(f"deal {k}: the plays end before the deal does")
+        return
+    want_left = raw["leftover"] or {"team": None, "cards": []}
+    got_left = {"team": finished.leftover_team, "cards": card_names(finished.leftover)}
+    if want_left != got_left:
+        raise RecordError(f"deal {k}: leftover {want_left} but the plays give {got_left}")
+    if list(raw["score"]) != list(finished.score):
+        raise RecordError(f"deal {k}: score {raw['score']} but the plays give {list(finished.score)}")
