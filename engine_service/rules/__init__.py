@@ -14,7 +14,7 @@ are bitmasks. See RULES.md for the parameters and RECORDS.md for records.
 
 from .captures import Capture, CaptureFinder
 from .cards import CARDS, FULL_DECK, Card, card_names, cards_of, format_cards, iter_mask, mask_of, parse_cards
-from .deal import DealState, PlayRecord, finder_for, score_piles
+from .deal import DealState, PlayRecord, finder_for, plays_for_card, score_piles, sweep_bonus
 from .errors import (
     GameOverError,
     IllegalPlayError,
@@ -67,10 +67,12 @@ __all__ = [
     "parameter_names",
     "parse_cards",
     "parse_override",
+    "plays_for_card",
     "read_records",
     "round_sizes",
     "score_piles",
     "shuffled_deck",
+    "sweep_bonus",
     "verify_record",
     "write_records",
 ]

@@ -55,6 +55,28 @@ def finder_for(rules: Rules) -> CaptureFinder:
     return finder
 
 
+def plays_for_card(rules: Rules, table: int, card: int, finder: CaptureFinder | None = None) -> list[Play]:
+    """Legal plays of ``card`` on ``table``: trail (when legal) first, then captures.
+
+    A sweeping Jack takes the whole table (a trail on an empty one); a card that
+    can capture may still be trailed only under ``capture_optional``.
+
+    >>> from engine_service.rules.cards import mask_of, parse_cards, Card
+    >>> table = mask_of(parse_cards("2H 5S 7C"))
+    >>> [str(p) for p in plays_for_card(Rules.preset("tablic"), table, Card.parse("7D"))]
+    ['7D', '7D:7C', '7D:2H,5S']
+    """
+    c = CARDS[card]
+    if card >> 2 == JACK and rules.jack_sweeps:
+        return [Play(c, table)]
+    captures = (finder or finder_for(rules)).captures(table, card)
+    if not captures:
+        return [Play(c, 0)]
+    plays = [Play(c, 0)] if rules.capture_optional else []
+    plays.extend(Play(c, cap.mask) for cap in captures)
+    return plays
+
+
 class DealState:
     """One deal in progress. Mutable; :meth:`copy` is cheap (a few ints and lists)."""
 
@@ -111,16 +133,7 @@ class DealState:
 
     def plays_for_card(self, card: int) -> list[Play]:
         """Legal plays of one card (in the hand or not) on the current table."""
-        c = CARDS[card]
-        table = self.table
-        if card >> 2 == JACK and self.rules.jack_sweeps:
-            return [Play(c, table)]
-        captures = self.finder.captures(table, card)
-        if not captures:
-            return [Play(c, 0)]
-        plays = [Play(c, 0)] if self.rules.capture_optional else []
-        plays.extend(Play(c, cap.mask) for cap in captures)
-        return plays
+        return plays_for_card(self.rules, self.table, card, self.finder)
 
     def legal_plays(self) -> list[Play]:
         """Every legal play of the seat to move, canonical order."""
@@ -191,7 +204,7 @@ class DealState:
             if not self.table:
                 last = not self.rounds_left and not any(self.hands)
                 if not last or rules.last_play_tabla:
-                    bonus = self._sweep_bonus(card, before)
+                    bonus = sweep_bonus(rules, card, before)
                     self.tablas[team] += 1
                     self.bonus[team] += bonus
         else:
@@ -206,29 +219,6 @@ class DealState:
             else:
                 self._finish()
         return record
-
-    def _sweep_bonus(self, card: int, table_before: int) -> int:
-        """Points for clearing ``table_before`` with ``card`` (tabla and pişti)."""
-        rules = self.rules
-        rank = card >> 2
-        bonus = 0
-        lone_same_rank = table_before.bit_count() == 1 and table_before.bit_length() - 1 >> 2 == rank
-        if rules.pisti_bonus and lone_same_rank:
-            bonus += rules.pisti_bonus * (2 if rank == JACK else 1)
-        if rank == JACK and rules.jack_sweeps:
-            policy = rules.jack_sweep_tabla
-            if policy == "one" or (policy == "same" and rules.tabla_points != "none"):
-                bonus += 1
-            return bonus
-        points = rules.tabla_points
-        if points == "fixed":
-            return bonus + 1
-        if points == "none":
-            return bonus
-        for cap in self.finder.captures(table_before, card):
-            if cap.mask == table_before:
-                return bonus + (cap.value if points == "card_value" else cap.total)
-        raise AssertionError(f"{CARDS[card]} cleared a table it cannot capture")  # pragma: no cover
 
     def _finish(self) -> None:
         rules = self.rules
@@ -248,6 +238,33 @@ class DealState:
     def score(self) -> list[int]:
         """Points per team for this deal (call when :attr:`over`)."""
         return score_piles(self.rules, self.piles, self.bonus)
+
+
+def sweep_bonus(rules: Rules, card: int, table_before: int) -> int:
+    """Points for clearing ``table_before`` with ``card``: tabla plus pişti.
+
+    The caller decides whether the play counts as a sweep at all (the last play
+    of a deal does not unless ``last_play_tabla``).
+    """
+    rank = card >> 2
+    bonus = 0
+    lone_same_rank = table_before.bit_count() == 1 and table_before.bit_length() - 1 >> 2 == rank
+    if rules.pisti_bonus and lone_same_rank:
+        bonus += rules.pisti_bonus * (2 if rank == JACK else 1)
+    if rank == JACK and rules.jack_sweeps:
+        policy = rules.jack_sweep_tabla
+        if policy == "one" or (policy == "same" and rules.tabla_points != "none"):
+            bonus += 1
+        return bonus
+    points = rules.tabla_points
+    if points == "fixed":
+        return bonus + 1
+    if points == "none":
+        return bonus
+    for cap in finder_for(rules).captures(table_before, card):
+        if cap.mask == table_before:
+            return bonus + (cap.value if points == "card_value" else cap.total)
+    raise IllegalPlayError(f"{CARDS[card]} cannot capture the whole table [{format_cards(table_before)}]")
 
 
 def score_piles(rules: Rules, piles: list[int], bonus: list[int]) -> list[int]:

@@ -1,0 +1,44 @@
+"""The bot interface: one class, one method.
+
+``choose`` receives the seat's :class:`~engine_service.rules.Observation` (with
+its ``legal_plays`` filled in) and returns one of those plays. The same class runs
+in-process (self-play, tests) and over gRPC through the SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine_service.rules import Match, Observation, Play, Rules
+
+
+class Bot:
+    """Subclass and implement :meth:`choose`. ``name`` and ``version`` identify it."""
+
+    name: str = "bot"
+    version: str = ""
+
+    def choose(self, observation: Observation) -> Play:
+        """Return one of ``observation.legal_plays``."""
+        raise NotImplementedError
+
+    def new_match(self, rules: Rules, seat: int) -> None:
+        """Called before a match starts; override to reset per-match state."""
+
+    @property
+    def label(self) -> str:
+        """``name@version`` (or just the name), as records list players."""
+        return f"{self.name}@{self.version}" if self.version else self.name
+
+
+def play_match(rules: Rules, seed: str, bots: Sequence[Bot]) -> Match:
+    """Play one match in-process between ``bots`` (one per seat); checked plays."""
+    if len(bots) != rules.players:
+        raise ValueError(f"{len(bots)} bots for {rules.players} seats")
+    for seat, bot in enumerate(bots):
+        bot.new_match(rules, seat)
+    match = Match(rules, seed)
+    while not match.is_over:
+        seat = match.turn
+        match.play(bots[seat].choose(match.observation(seat)))
+    return match
