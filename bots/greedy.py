@@ -21,8 +21,6 @@ class GreedyBot(Bot):
         last = observation.is_last_play_of_deal
         best = max(
             observation.legal_plays,
-            key=lambda p: (
-                immediate_value(rules, observation.table, p, last) if p.mask else -trail_cost(rules, p)
-            ),
+            key=lambda p: immediate_value(rules, observation.table, p, last) if p.mask else -trail_cost(rules, p),
         )
         return best

@@ -84,9 +84,7 @@ CARDS: tuple[Card, ...] = tuple(int.__new__(Card, i) for i in range(DECK_SIZE))
 """Every card, indexed by its number."""
 
 # Lookup tables for iterating masks quickly: the cards of every 8-bit chunk.
-_CHUNK_CARDS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(i for i in range(8) if b >> i & 1) for b in range(256)
-)
+_CHUNK_CARDS: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in range(8) if b >> i & 1) for b in range(256))
 
 
 def iter_mask(mask: int) -> Iterator[int]:

@@ -274,9 +274,7 @@ def score_piles(rules: Rules, piles: list[int], bonus: list[int]) -> list[int]:
     for t, pile in enumerate(piles):
         score[t] += sum(table[c] for c in iter_mask(pile))
     if rules.most_cards:
-        _award_most(
-            score, [p.bit_count() for p in piles], rules.most_cards, rules.most_cards_tie == "all_tied"
-        )
+        _award_most(score, [p.bit_count() for p in piles], rules.most_cards, rules.most_cards_tie == "all_tied")
     for suit, pts in rules.most_suit:
         suit_mask = _SUIT_MASKS[suit]
         _award_most(score, [(p & suit_mask).bit_count() for p in piles], pts, False)

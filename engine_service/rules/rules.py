@@ -141,8 +141,7 @@ class Rules:
         left = 52 - self.table_size
         if left % self.players:
             raise InvalidRulesError(
-                f"table_size={self.table_size} leaves {left} cards, which {self.players} "
-                "players cannot split evenly"
+                f"table_size={self.table_size} leaves {left} cards, which {self.players} players cannot split evenly"
             )
         if self.hand_size * self.players > left:
             raise InvalidRulesError(
@@ -267,9 +266,7 @@ def parse_override(text: str) -> tuple[str, Any]:
 def _coerce(name: str, raw: Any) -> Any:
     """Turn a raw override (Python value or string) into the field's type, validated."""
     if name not in _FIELD_NAMES:
-        raise InvalidRulesError(
-            f"unknown rule parameter {name!r}; known parameters: {', '.join(_FIELD_NAMES)}"
-        )
+        raise InvalidRulesError(f"unknown rule parameter {name!r}; known parameters: {', '.join(_FIELD_NAMES)}")
     value = raw
     if isinstance(raw, str) and name not in _CHOICES and name != "jack":
         try:

@@ -53,9 +53,7 @@ class DealLayout:
         if not 0 <= self.dealer < n:
             raise RecordError(f"dealer {self.dealer} is not a seat of {n} players")
         if popcount(self.table) != rules.table_size:
-            raise RecordError(
-                f"the table has {popcount(self.table)} cards, the rules deal {rules.table_size}"
-            )
+            raise RecordError(f"the table has {popcount(self.table)} cards, the rules deal {rules.table_size}")
         sizes = round_sizes(rules)
         if len(self.rounds) != len(sizes):
             raise RecordError(f"{len(self.rounds)} rounds dealt, the rules deal {len(sizes)}")

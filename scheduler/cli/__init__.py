@@ -1,0 +1,22 @@
+"""The ``tablanette`` command line: one app, one module per command group."""
+
+from __future__ import annotations
+
+import typer
+
+from . import records_cmd, rules_cmd, selfplay_cmd
+
+app = typer.Typer(
+    name="tablanette",
+    help="Tablanette Arena: rules engine, bots, tournaments and the Elo ladder.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(rules_cmd.app, name="rules")
+app.add_typer(records_cmd.app, name="records")
+app.command("selfplay")(selfplay_cmd.selfplay)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,35 @@
+"""Helpers shared by the CLI commands: rule options and error reporting."""
+
+from __future__ import annotations
+
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from engine_service.rules import DEFAULT_PRESET, Rules, TablanetteError, parse_override
+
+console = Console()
+err_console = Console(stderr=True)
+
+PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="Rules preset (see `tablanette rules presets`).")]
+PlayersOpt = Annotated[int, typer.Option("--players", "-n", help="Number of seats (2, 3 or 4).")]
+RuleOpt = Annotated[
+    list[str] | None,
+    typer.Option("--rule", "-r", help="Override a rule parameter: name=value (repeatable), e.g. target=51."),
+]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a clear error and exit with ``code``."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def build_rules(preset: str = DEFAULT_PRESET, players: int = 2, rule: list[str] | None = None) -> Rules:
+    """Rules from the common options; a bad preset or override exits with a clear message."""
+    try:
+        overrides = dict(parse_override(text) for text in rule or [])
+        return Rules.preset(preset, players=players).with_overrides(overrides)
+    except TablanetteError as exc:
+        fail(str(exc))
