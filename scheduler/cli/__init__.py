@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import records_cmd, rules_cmd, selfplay_cmd
+from . import demo_cmd, records_cmd, rules_cmd, selfplay_cmd
 
 app = typer.Typer(
     name="tablanette",
@@ -16,6 +16,7 @@ app = typer.Typer(
 app.add_typer(rules_cmd.app, name="rules")
 app.add_typer(records_cmd.app, name="records")
 app.command("selfplay")(selfplay_cmd.selfplay)
+app.command("demo")(demo_cmd.demo)
 
 
 def main() -> None:

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command: lint, format check, strict typing, then every test.
+set -euo pipefail
+source "$(dirname "$0")/env.sh" test
+echo "== ruff check"; ruff check .
+echo "== ruff format --check"; ruff format --check .
+echo "== mypy --strict"; mypy --strict engine_service/rules bots scheduler
+echo "== pytest"; python -m pytest "$@"
