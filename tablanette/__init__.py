@@ -1,0 +1,1 @@
+"""Generated gRPC code for the tablanette.v1 protocol (see proto/)."""

@@ -1,0 +1,57 @@
+from tablanette.v1 import arena_pb2 as _arena_pb2
+from tablanette.v1 import game_pb2 as _game_pb2
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class PlayRequest(_message.Message):
+    __slots__ = ("bot_name", "game", "turn", "grace_ms")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    game: _arena_pb2.GameStarted
+    turn: _arena_pb2.Turn
+    grace_ms: int
+    def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ...) -> None: ...
+
+class PlayResponse(_message.Message):
+    __slots__ = ("outcome", "play", "rejected", "elapsed_ms")
+    class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        OUTCOME_UNSPECIFIED: _ClassVar[PlayResponse.Outcome]
+        PLAYED: _ClassVar[PlayResponse.Outcome]
+        TIMEOUT: _ClassVar[PlayResponse.Outcome]
+        DISCONNECTED: _ClassVar[PlayResponse.Outcome]
+    OUTCOME_UNSPECIFIED: PlayResponse.Outcome
+    PLAYED: PlayResponse.Outcome
+    TIMEOUT: PlayResponse.Outcome
+    DISCONNECTED: PlayResponse.Outcome
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    PLAY_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    outcome: PlayResponse.Outcome
+    play: _game_pb2.Play
+    rejected: int
+    elapsed_ms: int
+    def __init__(self, outcome: _Optional[_Union[PlayResponse.Outcome, str]] = ..., play: _Optional[_Union[_game_pb2.Play, _Mapping]] = ..., rejected: _Optional[int] = ..., elapsed_ms: _Optional[int] = ...) -> None: ...
+
+class EndGameRequest(_message.Message):
+    __slots__ = ("bot_name", "game_over")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    GAME_OVER_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    game_over: _arena_pb2.GameOver
+    def __init__(self, bot_name: _Optional[str] = ..., game_over: _Optional[_Union[_arena_pb2.GameOver, _Mapping]] = ...) -> None: ...
+
+class EndGameResponse(_message.Message):
+    __slots__ = ("delivered",)
+    DELIVERED_FIELD_NUMBER: _ClassVar[int]
+    delivered: bool
+    def __init__(self, delivered: _Optional[bool] = ...) -> None: ...
