@@ -4,5 +4,5 @@ set -euo pipefail
 source "$(dirname "$0")/env.sh" test
 echo "== ruff check"; ruff check .
 echo "== ruff format --check"; ruff format --check .
-echo "== mypy --strict"; mypy --strict engine_service/rules bots scheduler
+echo "== mypy --strict"; mypy --strict engine_service bots scheduler worker
 echo "== pytest"; python -m pytest "$@"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import demo_cmd, records_cmd, rules_cmd, selfplay_cmd
+from . import demo_cmd, records_cmd, rules_cmd, selfplay_cmd, service_cmd
 
 app = typer.Typer(
     name="tablanette",
@@ -17,6 +17,8 @@ app.add_typer(rules_cmd.app, name="rules")
 app.add_typer(records_cmd.app, name="records")
 app.command("selfplay")(selfplay_cmd.selfplay)
 app.command("demo")(demo_cmd.demo)
+app.command("serve")(service_cmd.serve)
+app.add_typer(service_cmd.bot_app, name="bot")
 
 
 def main() -> None:

@@ -1,0 +1,55 @@
+"""``python -m bots NAME --address HOST:PORT --token T``: run a built-in bot over gRPC."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+
+from .registry import BUILTIN_BOTS, make_bot
+from .sdk import BotClient, BotRejected
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bots", description=__doc__)
+    parser.add_argument("bot", choices=sorted(BUILTIN_BOTS))
+    parser.add_argument("--address", default=os.environ.get("TABLANETTE_ADDRESS", "127.0.0.1:50051"))
+    parser.add_argument("--token", default=os.environ.get("TABLANETTE_TOKEN"))
+    parser.add_argument("--name", help="registered bot name (default: the built-in name)")
+    parser.add_argument("--max-games", type=int, default=4)
+    parser.add_argument("--seed", default=None)
+    parser.add_argument("--ca", help="CA certificate file for TLS")
+    args = parser.parse_args(argv)
+    return run_builtin(args.bot, args.address, args.token, args.name, args.max_games, args.seed, args.ca)
+
+
+def run_builtin(
+    bot: str,
+    address: str,
+    token: str | None,
+    name: str | None,
+    max_games: int = 4,
+    seed: str | None = None,
+    ca: str | None = None,
+) -> int:
+    if not token:
+        print("error: give --token (or set TABLANETTE_TOKEN); `tablanette bot add NAME` prints one", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    tls = open(ca, "rb").read() if ca else None  # noqa: SIM115
+    client = BotClient(make_bot(bot, seed), address, token, name=name or bot, max_games=max_games, tls_ca=tls)
+    signal.signal(signal.SIGTERM, lambda *_: client.stop())
+    signal.signal(signal.SIGINT, lambda *_: client.stop())
+    print(f"bot {client.name} ({bot}) connecting to {address}", file=sys.stderr, flush=True)
+    try:
+        client.run_forever()
+    except BotRejected as exc:
+        print(f"error: the arena refused bot {client.name}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Play one match between connected bots through the engine service.
+
+The game loop lives here, with the pure rules engine: for each turn the runner
+finds the replica holding the bot (session registry in Redis), asks it for a
+play through ``Dispatch.RequestPlay``, re-checks the answer with the engine and
+applies it. A timeout follows ``timeout_action`` (trail the lowest card, or
+forfeit); a bot still gone after the grace period forfeits. The result is the
+game record plus per-seat conduct counts (timeouts, illegal answers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from redis.asyncio import Redis
+
+from engine_service import convert
+from engine_service.rules import IllegalPlayError, Match, Rules, match_record
+from engine_service.server import INTERNAL_METADATA
+from engine_service.sessions import SessionRegistry, internal_secret
+from tablanette.v1 import arena_pb2 as apb
+from tablanette.v1 import dispatch_pb2 as dpb
+from tablanette.v1 import dispatch_pb2_grpc
+
+Outcome = dpb.PlayResponse
+
+
+@dataclass
+class SeatConduct:
+    """What the runner saw of one seat's behaviour."""
+
+    moves: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    auto: int = 0
+    forfeit: bool = False
+
+
+@dataclass
+class MatchOutcome:
+    record: dict[str, Any]
+    conduct: list[SeatConduct]
+    seconds: float
+    moves: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class BotUnavailable(RuntimeError):
+    """A bot is not connected anywhere (raised before the match starts)."""
+
+
+class MatchRunner:
+    """Runs matches; holds one channel per replica and the registry connection."""
+
+    def __init__(self, redis: Redis, prefix: str, grace_ms: int = 10_000, tls_ca: bytes | None = None) -> None:
+        self.redis = redis
+        self.registry = SessionRegistry(redis, prefix, ttl_ms=15_000)
+        self.prefix = prefix
+        self.grace_ms = grace_ms
+        self.tls_ca = tls_ca
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._secret: str | None = None
+
+    async def close(self) -> None:
+        for ch in self._channels.values():
+            await ch.close()
+        self._channels.clear()
+
+    def _stub(self, replica: str) -> dispatch_pb2_grpc.DispatchStub:
+        ch = self._channels.get(replica)
+        if ch is None:
+            if self.tls_ca is not None:
+                ch = grpc.aio.secure_channel(replica, grpc.ssl_channel_credentials(self.tls_ca))
+            else:
+                ch = grpc.aio.insecure_channel(replica)
+            self._channels[replica] = ch
+        return dispatch_pb2_grpc.DispatchStub(ch)
+
+    async def _metadata(self) -> tuple[tuple[str, str], ...]:
+        if self._secret is None:
+            self._secret = await internal_secret(self.redis, self.prefix)
+        return ((INTERNAL_METADATA, self._secret),)
+
+    async def labels(self, bots: Sequence[str]) -> list[str]:
+        """``name@version`` of each connected bot; raises :class:`BotUnavailable`."""
+        out = []
+        for bot in bots:
+            entry = await self.registry.lookup(bot)
+            if entry is None:
+                raise BotUnavailable(f"bot {bot!r} is not connected to any engine service replica")
+            out.append(entry.label)
+        return out
+
+    async def play(self, rules: Rules, seed: str, bots: Sequence[str], game_id: str) -> MatchOutcome:
+        """Play one match; ``bots[s]`` is the bot name at seat ``s``."""
+        if len(bots) != rules.players:
+            raise ValueError(f"{len(bots)} bots for {rules.players} seats")
+        labels = await self.labels(bots)
+        started = time.monotonic()
+        match = Match(rules, seed)
+        conduct = [SeatConduct() for _ in bots]
+        game = apb.GameStarted(
+            game_id=game_id,
+            players=labels,
+            rules=convert.rules_to_pb(rules),
+            teams=[apb.Team(seats=list(t)) for t in rules.teams],
+        )
+        turn_id = 0
+        while not match.is_over:
+            seat = match.turn
+            turn_id += 1
+            game.seat = seat
+            resp = await self._ask(bots[seat], game, match, seat, turn_id)
+            await self._apply(match, seat, resp, conduct[seat])
+        record = match_record(match, labels, game_id)
+        await self._announce_end(match, bots, game_id)
+        moves = sum(len(d.plays) for d in match.deals)
+        return MatchOutcome(record, conduct, time.monotonic() - started, moves)
+
+    async def _ask(self, bot: str, game: apb.GameStarted, match: Match, seat: int, turn_id: int) -> dpb.PlayResponse:
+        """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period."""
+        obs = match.observation(seat)
+        turn = apb.Turn(
+            game_id=game.game_id,
+            turn_id=turn_id,
+            observation=convert.observation_to_pb(obs),
+            legal_plays=[convert.play_to_pb(p) for p in obs.legal_plays],
+            time_left_ms=match.rules.move_time_ms,
+        )
+        deadline = time.monotonic() + self.grace_ms / 1000
+        metadata = await self._metadata()
+        while True:
+            entry = await self.registry.lookup(bot)
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if entry is not None:
+                req = dpb.PlayRequest(bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1))
+                try:
+                    resp: dpb.PlayResponse = await self._stub(entry.replica).RequestPlay(req, metadata=metadata)
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                        raise
+                    resp = dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
+                if resp.outcome != Outcome.DISCONNECTED:
+                    return resp
+            if time.monotonic() >= deadline:
+                return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
+            await asyncio.sleep(0.1)
+
+    async def _apply(self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> None:
+        conduct.illegal += resp.rejected
+        if resp.outcome == Outcome.PLAYED:
+            try:
+                match.play(convert.play_from_pb(resp.play))
+                conduct.moves += 1
+                return
+            except (IllegalPlayError, ValueError):
+                conduct.illegal += 1  # a replica must never pass an illegal play; treat as a timeout
+        if resp.outcome == Outcome.DISCONNECTED:
+            conduct.forfeit = True
+            match.forfeit(seat)
+            return
+        conduct.timeouts += 1
+        if match.rules.timeout_action == "forfeit":
+            conduct.forfeit = True
+            match.forfeit(seat)
+        else:
+            conduct.auto += 1
+            match.play(match.timeout_play(), auto=True)
+
+    async def _announce_end(self, match: Match, bots: Sequence[str], game_id: str) -> None:
+        assert match.result is not None
+        result = convert.result_to_pb(match.result, match.totals)
+        metadata = await self._metadata()
+        for seat, bot in enumerate(bots):
+            entry = await self.registry.lookup(bot)
+            if entry is None:
+                continue
+            over = apb.GameOver(game_id=game_id, result=result, record_id=game_id, seat=seat)
+            with contextlib.suppress(grpc.aio.AioRpcError):  # best effort: the record is what counts
+                await self._stub(entry.replica).EndGame(
+                    dpb.EndGameRequest(bot_name=bot, game_over=over), metadata=metadata, timeout=5
+                )
+
+
+async def run_match(
+    redis_url: str, prefix: str, rules: Rules, seed: str, bots: Sequence[str], game_id: str, grace_ms: int = 10_000
+) -> MatchOutcome:
+    """One-shot helper: connect, play one match, clean up."""
+    redis = Redis.from_url(redis_url)
+    runner = MatchRunner(redis, prefix, grace_ms)
+    try:
+        return await runner.play(rules, seed, bots, game_id)
+    finally:
+        await runner.close()
+        await redis.aclose()
