@@ -66,6 +66,8 @@ class MatchRunner:
         self.tls_ca = tls_ca
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._secret: str | None = None
+        self._replicas: dict[str, str] = {}
+        """Where each bot was last reached; looked up again only when it is not there."""
 
     async def close(self) -> None:
         for ch in self._channels.values():
@@ -136,18 +138,23 @@ class MatchRunner:
         deadline = time.monotonic() + self.grace_ms / 1000
         metadata = await self._metadata()
         while True:
-            entry = await self.registry.lookup(bot)
+            replica = self._replicas.get(bot)
+            if replica is None:
+                entry = await self.registry.lookup(bot)
+                replica = entry.replica if entry is not None else None
             remaining_ms = int((deadline - time.monotonic()) * 1000)
-            if entry is not None:
+            if replica is not None:
                 req = dpb.PlayRequest(bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1))
                 try:
-                    resp: dpb.PlayResponse = await self._stub(entry.replica).RequestPlay(req, metadata=metadata)
+                    resp: dpb.PlayResponse = await self._stub(replica).RequestPlay(req, metadata=metadata)
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                         raise
                     resp = dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
                 if resp.outcome != Outcome.DISCONNECTED:
+                    self._replicas[bot] = replica
                     return resp
+            self._replicas.pop(bot, None)  # the bot moved or left: look it up afresh
             if time.monotonic() >= deadline:
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
