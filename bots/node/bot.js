@@ -1,0 +1,565 @@
+#!/usr/bin/env node
+// Tablanette Arena example bot in Node.js.
+//
+// Opens ONE bidirectional gRPC stream (tablanette.v1.BotGateway/Connect),
+// sends Hello, and then answers every Turn of every game it is given with a
+// PlayMove chosen by a small greedy policy (see chooseIndex below).
+//
+//   node bot.js --address 127.0.0.1:50051 --token TOKEN --name my-bot
+//
+// The .proto files are read at run time from ../../proto (the repository's
+// committed wire contract), so there is no generated code to keep in sync.
+'use strict';
+
+const fs = require('node:fs');
+const path = require('node:path');
+const { parseArgs } = require('node:util');
+
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const BOT_VERSION = require('./package.json').version;
+const PROTO_DIR = process.env.TABLANETTE_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto');
+
+// ---------------------------------------------------------------------------
+// Protocol
+
+// keepCase: field names exactly as in the .proto (game_id, turn_id, ...).
+// longs: String: int64 fields (turn_id, deadline_unix_ms) arrive as decimal
+// strings, so a turn_id is echoed back byte for byte, never rounded.
+// defaults: absent repeated/map/scalar fields read as [] / {} / 0 / "".
+// oneofs: a message's oneof is also exposed as a virtual field naming the
+// member that is set, e.g. ServerMessage.kind === 'turn'.
+const LOADER_OPTIONS = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [PROTO_DIR],
+};
+
+/** Loads tablanette/v1/*.proto and returns the `tablanette.v1` gRPC namespace. */
+function loadProtos(protoDir = PROTO_DIR) {
+  const files = ['tablanette/v1/game.proto', 'tablanette/v1/arena.proto'];
+  for (const f of files) {
+    if (!fs.existsSync(path.join(protoDir, f))) {
+      throw new Error(`proto file ${f} not found under ${protoDir} (set TABLANETTE_PROTO_DIR)`);
+    }
+  }
+  const definition = protoLoader.loadSync(files, { ...LOADER_OPTIONS, includeDirs: [protoDir] });
+  return { definition, v1: grpc.loadPackageDefinition(definition).tablanette.v1 };
+}
+
+// ---------------------------------------------------------------------------
+// Strategy: greedy. Everything a bot author would change lives here.
+
+// Used when a Turn arrives for a game whose GameStarted we never saw (for
+// example after a reconnect): the default preset `tablic` (RULES.md).
+const DEFAULT_RULES = Object.freeze({
+  preset: 'tablic',
+  jack: 'sweep',
+  card_points: Object.freeze({ TD: 3, '2C': 2, AC: 1, AD: 1, AH: 1, AS: 1 }),
+});
+
+const RANKS = 'A23456789TJQK';
+const SUITS = 'CDHS';
+
+/** Canonical card name: "10d" -> "TD". Servers send canonical names already. */
+function canonical(card) {
+  const c = String(card || '').trim().toUpperCase();
+  return c.startsWith('10') ? 'T' + c.slice(2) : c;
+}
+
+/** Sort key in the protocol's card order: A lowest ... K highest, then suit C < D < H < S. */
+function cardOrder(card) {
+  const c = canonical(card);
+  return RANKS.indexOf(c[0]) * 4 + SUITS.indexOf(c[1]);
+}
+
+function cardPoints(rules, card) {
+  const table = (rules && rules.card_points) || {};
+  return Number(table[canonical(card)] || 0);
+}
+
+function isJack(card) {
+  return canonical(card)[0] === 'J';
+}
+
+/**
+ * What a capture banks right now: the points of every card taken (the
+ * captured table cards and the played card), +1 if it clears the whole table,
+ * +0.1 per card taken (a nudge towards "most cards").
+ */
+function captureValue(rules, table, play) {
+  const captured = play.captured || [];
+  const taken = [play.card, ...captured];
+  let value = 0;
+  for (const c of taken) value += cardPoints(rules, c);
+  const tableSet = new Set((table || []).map(canonical));
+  const clears = tableSet.size > 0 && captured.length > 0 && captured.every((c) => tableSet.has(canonical(c))) &&
+    new Set(captured.map(canonical)).size === tableSet.size;
+  if (clears) value += 1;
+  value += 0.1 * taken.length;
+  return value;
+}
+
+/**
+ * What trailing a card gives away, as a sort key (lower is better): first
+ * whether it is a sweeping Jack (kept back when possible), then its points,
+ * then the card order (lowest card first).
+ */
+function trailKey(rules, card) {
+  const jackSweeps = String((rules && rules.jack) || '') === 'sweep';
+  return [jackSweeps && isJack(card) ? 1 : 0, cardPoints(rules, card), cardOrder(card)];
+}
+
+function lessKey(a, b) {
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== b[i]) return a[i] < b[i];
+  }
+  return false;
+}
+
+/**
+ * The greedy policy. Returns an index into `legalPlays`, or -1 if there is none.
+ *
+ * @param {Array<{card: string, captured: string[]}>} legalPlays  Turn.legal_plays
+ * @param {object|null} rules  GameStarted.rules (null/undefined: DEFAULT_RULES)
+ * @param {string[]} table     Turn.observation.table
+ * @param {Set<number>} [exclude]  indices not to choose (e.g. already rejected)
+ * @param {object} [observation]   the whole Turn.observation (hand, unseen
+ *   cards, piles, scores, plays so far), unused by this simple policy
+ */
+function chooseIndex(legalPlays, rules, table, exclude, observation) {
+  const r = rules || DEFAULT_RULES;
+  let bestCapture = -1;
+  let bestValue = -Infinity;
+  let bestTrail = -1;
+  let bestTrailKey = null;
+  (legalPlays || []).forEach((play, i) => {
+    if (exclude && exclude.has(i)) return;
+    if (play.captured && play.captured.length > 0) {
+      const v = captureValue(r, table, play);
+      if (v > bestValue + 1e-9) {
+        bestValue = v;
+        bestCapture = i;
+      }
+    } else {
+      const k = trailKey(r, play.card);
+      if (bestTrailKey === null || lessKey(k, bestTrailKey)) {
+        bestTrailKey = k;
+        bestTrail = i;
+      }
+    }
+  });
+  return bestCapture >= 0 ? bestCapture : bestTrail;
+}
+
+// ---------------------------------------------------------------------------
+// Command line
+
+const USAGE = `usage: node bot.js [--address HOST:PORT] --token TOKEN [--name NAME]
+                   [--max-games N] [--tls] [--ca FILE]
+
+  --address HOST:PORT  the arena's bot gateway   (env TABLANETTE_ADDRESS, default 127.0.0.1:50051)
+  --token TOKEN        printed once by \`tablanette bot add NAME\` (env TABLANETTE_TOKEN)
+  --name NAME          the bot name the token was issued for (env TABLANETTE_BOT_NAME, default node-greedy)
+  --max-games N        games played at once (env TABLANETTE_MAX_GAMES, default 4)
+  --tls                connect with TLS (system root certificates)
+  --ca FILE            connect with TLS, trusting this PEM CA certificate (implies --tls)
+  -h, --help           this text`;
+
+class UsageError extends Error {}
+
+function parseOptions(argv = process.argv.slice(2), env = process.env) {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      allowPositionals: false,
+      options: {
+        address: { type: 'string' },
+        token: { type: 'string' },
+        name: { type: 'string' },
+        'max-games': { type: 'string' },
+        tls: { type: 'boolean' },
+        ca: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(err.message);
+  }
+  if (values.help) return { help: true };
+  const opts = {
+    address: values.address || env.TABLANETTE_ADDRESS || '127.0.0.1:50051',
+    token: values.token || env.TABLANETTE_TOKEN || '',
+    name: values.name || env.TABLANETTE_BOT_NAME || 'node-greedy',
+    maxGames: Number(values['max-games'] || env.TABLANETTE_MAX_GAMES || 4),
+    ca: values.ca || env.TABLANETTE_CA || '',
+    tls: Boolean(values.tls || values.ca || env.TABLANETTE_TLS === '1' || env.TABLANETTE_CA),
+  };
+  if (!opts.token) throw new UsageError('no token: pass --token or set TABLANETTE_TOKEN (from `tablanette bot add NAME`)');
+  if (!Number.isInteger(opts.maxGames) || opts.maxGames < 1) {
+    throw new UsageError(`--max-games must be a positive integer, got ${values['max-games'] || env.TABLANETTE_MAX_GAMES}`);
+  }
+  return opts;
+}
+
+// ---------------------------------------------------------------------------
+// The connection
+
+const BACKOFF_START_MS = 500;
+const BACKOFF_MAX_MS = 10000;
+const DEFAULT_KEEPALIVE_MS = 10000;
+const STALE_GAME_MS = 60 * 60 * 1000;
+
+// Stream end codes after which the bot reconnects: the server is shutting down
+// (UNAVAILABLE), the connection broke, or the server closed the stream cleanly.
+const RETRYABLE = new Set([
+  grpc.status.OK,
+  grpc.status.UNAVAILABLE,
+  grpc.status.CANCELLED,
+  grpc.status.UNKNOWN,
+  grpc.status.INTERNAL,
+  grpc.status.DEADLINE_EXCEEDED,
+]);
+// Codes that reconnecting cannot fix: exit with a message.
+const FATAL_HINTS = {
+  [grpc.status.UNAUTHENTICATED]: 'the token is wrong, unknown or revoked; get a new one with `tablanette bot add NAME`',
+  [grpc.status.PERMISSION_DENIED]: 'the token belongs to another bot name; pass the --name it was issued for',
+  [grpc.status.INVALID_ARGUMENT]: 'the server refused our Hello',
+  [grpc.status.ABORTED]: 'the same bot connected again elsewhere (the newest session wins)',
+  [grpc.status.RESOURCE_EXHAUSTED]: 'a message was larger than the server allows',
+  [grpc.status.UNIMPLEMENTED]: 'this address does not serve tablanette.v1.BotGateway',
+};
+
+function log(msg) {
+  process.stderr.write(`${new Date().toISOString()} ${msg}\n`);
+}
+
+function statusName(code) {
+  return Object.keys(grpc.status).find((k) => grpc.status[k] === code) || String(code);
+}
+
+class ArenaBot {
+  constructor(opts, { v1, logger = log, choose = chooseIndex } = {}) {
+    this.opts = opts;
+    this.log = logger;
+    this.choose = choose;
+    this.v1 = v1 || loadProtos().v1;
+    this.games = new Map(); // game_id -> {rules, seat, teams, team, turn, turns, rejects}
+    this.call = null;
+    this.generation = 0;
+    this.backoffMs = BACKOFF_START_MS;
+    this.reconnectTimer = null;
+    this.keepaliveTimer = null;
+    this.stopping = false;
+    this.stats = { games: 0, won: 0, lost: 0, drawn: 0 };
+    this.onFatal = (code, message) => {
+      this.log(`fatal: ${message}`);
+      this.stop(code);
+    };
+    this.onExit = (code) => process.exit(code);
+    this.client = this.newClient();
+  }
+
+  // A fresh channel for every connection attempt: it resolves the address
+  // again (a restarted or different replica) and dials at once, so our own
+  // backoff below is the only one (grpc-js channels otherwise keep their own
+  // reconnect backoff, which grows to two minutes).
+  newClient() {
+    return new this.v1.BotGateway(this.opts.address, this.credentials(), {
+      'grpc.primary_user_agent': `tablanette-node-bot/${BOT_VERSION}`,
+      'grpc.use_local_subchannel_pool': 1,
+      'grpc.initial_reconnect_backoff_ms': BACKOFF_START_MS,
+      'grpc.max_reconnect_backoff_ms': BACKOFF_MAX_MS,
+    });
+  }
+
+  credentials() {
+    if (!this.opts.tls) return grpc.credentials.createInsecure();
+    let ca = null;
+    if (this.opts.ca) {
+      try {
+        ca = fs.readFileSync(this.opts.ca);
+      } catch (err) {
+        throw new Error(`cannot read the CA certificate --ca ${this.opts.ca}: ${err.code || err.message}`);
+      }
+    }
+    return grpc.credentials.createSsl(ca);
+  }
+
+  start() {
+    this.connect();
+  }
+
+  connect() {
+    this.reconnectTimer = null;
+    if (this.stopping) return;
+    const gen = ++this.generation;
+    if (gen > 1) {
+      this.client.close();
+      this.client = this.newClient();
+    }
+    this.welcomed = false;
+    this.log(`connecting to ${this.opts.address} as ${this.opts.name}${this.opts.tls ? ' (TLS)' : ''}`);
+    const call = this.client.Connect();
+    this.call = call;
+    call.on('data', (msg) => {
+      if (gen === this.generation) this.onMessage(msg);
+    });
+    // grpc-js emits 'error' (non-OK status) and then 'status' (always): all
+    // end-of-stream handling happens once, in onStreamEnd.
+    call.on('error', () => {});
+    call.on('status', (status) => {
+      if (gen === this.generation) this.onStreamEnd(status);
+    });
+    this.send({
+      hello: {
+        token: this.opts.token,
+        bot_name: this.opts.name,
+        version: `node-greedy ${BOT_VERSION}`,
+        max_games: this.opts.maxGames,
+      },
+    });
+  }
+
+  send(message) {
+    const call = this.call;
+    if (!call || call.destroyed || call.writableEnded) return false;
+    try {
+      call.write(message);
+      return true;
+    } catch (err) {
+      this.log(`write failed: ${err.message}`);
+      return false;
+    }
+  }
+
+  onMessage(msg) {
+    switch (msg.kind) {
+      case 'welcome':
+        return this.onWelcome(msg.welcome);
+      case 'game_started':
+        return this.onGameStarted(msg.game_started);
+      case 'turn':
+        return this.onTurn(msg.turn);
+      case 'play_rejected':
+        return this.onPlayRejected(msg.play_rejected);
+      case 'game_over':
+        return this.onGameOver(msg.game_over);
+      case 'keepalive':
+        return undefined; // our own keepalive timer keeps the stream alive
+      default:
+        this.log(`ignoring unknown server message ${JSON.stringify(msg.kind)}`);
+        return undefined;
+    }
+  }
+
+  onWelcome(w) {
+    this.welcomed = true;
+    this.backoffMs = BACKOFF_START_MS;
+    const keepaliveMs = w.keepalive_ms > 0 ? w.keepalive_ms : DEFAULT_KEEPALIVE_MS;
+    this.log(
+      `welcome: bot ${w.bot_name || this.opts.name}, session ${w.session_id}, server ${w.server_version || '?'}, ` +
+        `keepalive ${keepaliveMs} ms, grace ${w.grace_ms} ms, max_games ${this.opts.maxGames}`,
+    );
+    clearInterval(this.keepaliveTimer);
+    // Send well within the server's interval so one slow tick never misses it.
+    const every = Math.max(100, Math.floor(keepaliveMs / 2));
+    this.keepaliveTimer = setInterval(() => this.send({ keepalive: { unix_ms: String(Date.now()) } }), every);
+    this.keepaliveTimer.unref();
+  }
+
+  game(gameId) {
+    let g = this.games.get(gameId);
+    if (!g) {
+      this.forgetStaleGames();
+      g = { rules: null, seat: -1, teams: [], team: -1, turn: null, turns: 0, rejects: 0 };
+      this.games.set(gameId, g);
+    }
+    g.lastSeen = Date.now();
+    return g;
+  }
+
+  // A game whose GameOver never reached us (say it was forfeited while we
+  // were disconnected) would otherwise stay in memory forever.
+  forgetStaleGames(maxIdleMs = STALE_GAME_MS) {
+    const now = Date.now();
+    for (const [id, g] of this.games) {
+      if (now - g.lastSeen > maxIdleMs) this.games.delete(id);
+    }
+  }
+
+  onGameStarted(gs) {
+    const g = this.game(gs.game_id);
+    g.rules = gs.rules || null;
+    g.seat = gs.seat;
+    g.teams = (gs.teams || []).map((t) => t.seats || []);
+    g.players = gs.players || [];
+    const team = g.teams.findIndex((seats) => seats.includes(gs.seat));
+    if (team >= 0) g.team = team;
+  }
+
+  onTurn(turn) {
+    const g = this.game(turn.game_id);
+    const obs = turn.observation || {};
+    if (!g.rules && !g.warnedNoRules) {
+      g.warnedNoRules = true;
+      this.log(`game ${turn.game_id}: turn without GameStarted (reconnect?); playing with default ${DEFAULT_RULES.preset} rules`);
+    }
+    if (g.seat < 0) g.seat = obs.seat;
+    if (g.team < 0 && obs.team !== undefined) g.team = obs.team;
+    g.turn = {
+      turn_id: turn.turn_id, // int64 as a decimal string: echoed back unchanged
+      legal_plays: turn.legal_plays || [],
+      table: obs.table || [],
+      observation: obs,
+      deadline: Number(turn.deadline_unix_ms) || 0,
+      tried: new Set(),
+    };
+    g.turns += 1;
+    this.answer(turn.game_id, g);
+  }
+
+  answer(gameId, g) {
+    const t = g.turn;
+    let index;
+    try {
+      index = this.choose(t.legal_plays, g.rules, t.table, t.tried, t.observation);
+    } catch (err) {
+      this.log(`game ${gameId}: strategy failed (${err.message}); playing the first untried legal play`);
+      index = t.legal_plays.findIndex((_, i) => !t.tried.has(i));
+    }
+    if (index < 0 || index >= t.legal_plays.length) {
+      this.log(`game ${gameId} turn ${t.turn_id}: no legal play left to send`);
+      return;
+    }
+    t.tried.add(index);
+    if (t.deadline && Date.now() > t.deadline) {
+      this.log(`game ${gameId} turn ${t.turn_id}: answering after the deadline`);
+    }
+    this.send({ play: { game_id: gameId, turn_id: t.turn_id, index } });
+  }
+
+  onPlayRejected(rej) {
+    const g = this.games.get(rej.game_id);
+    this.log(`game ${rej.game_id} turn ${rej.turn_id}: play rejected: ${rej.reason}`);
+    if (!g || !g.turn || String(g.turn.turn_id) !== String(rej.turn_id)) return;
+    g.rejects += 1;
+    if (g.turn.deadline && Date.now() >= g.turn.deadline) return;
+    this.answer(rej.game_id, g); // the next best play not tried yet
+  }
+
+  onGameOver(over) {
+    const g = this.games.get(over.game_id) || { teams: [], team: -1, turns: 0, rejects: 0 };
+    this.games.delete(over.game_id);
+    const r = over.result || {};
+    const seat = over.seat;
+    // Our team: from GameStarted.teams; else seat % number of teams, which is
+    // what both team layouts ([[0], [1], ...] and [[0, 2], [1, 3]]) give.
+    let team = (g.teams || []).findIndex((seats) => seats.includes(seat));
+    if (team < 0 && (r.score || []).length > 0) team = seat % r.score.length;
+    if (team < 0) team = g.team;
+    let outcome = '?';
+    if (r.winner === -1) outcome = 'draw';
+    else if (team >= 0) outcome = r.winner === team ? 'won' : 'lost';
+    this.stats.games += 1;
+    if (outcome === 'won') this.stats.won += 1;
+    else if (outcome === 'lost') this.stats.lost += 1;
+    else if (outcome === 'draw') this.stats.drawn += 1;
+    const forfeit = r.reason === 'forfeit' ? ` (seat ${r.forfeit_seat} forfeited)` : '';
+    this.log(
+      `game over ${over.game_id}: ${outcome}, seat ${seat}, winner team ${r.winner}, ` +
+        `score ${(r.score || []).join('-')}, reason ${r.reason}${forfeit}, turns ${g.turns}, ` +
+        `rejected ${g.rejects}, record ${over.record_id || '-'} ` +
+        `[total ${this.stats.games}: ${this.stats.won}W ${this.stats.lost}L ${this.stats.drawn}D]`,
+    );
+  }
+
+  onStreamEnd(status) {
+    this.call = null;
+    clearInterval(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+    if (this.stopping) return;
+    const code = status.code;
+    const name = statusName(code);
+    const details = status.details ? `: ${status.details}` : '';
+    if (code === grpc.status.UNAUTHENTICATED || code === grpc.status.PERMISSION_DENIED) {
+      this.onFatal(2, `${name}${details} -- ${FATAL_HINTS[code]}`);
+      return;
+    }
+    if (!RETRYABLE.has(code)) {
+      this.onFatal(1, `${name}${details}${FATAL_HINTS[code] ? ` -- ${FATAL_HINTS[code]}` : ''}`);
+      return;
+    }
+    const delay = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);
+    const when = this.welcomed ? '' : ' before Welcome';
+    this.log(`stream ended${when} (${name}${details}); reconnecting in ${(delay / 1000).toFixed(1)} s`);
+    this.reconnectTimer = setTimeout(() => this.connect(), delay);
+  }
+
+  stop(exitCode = 0) {
+    if (this.stopping) return;
+    this.stopping = true;
+    clearTimeout(this.reconnectTimer);
+    clearInterval(this.keepaliveTimer);
+    const call = this.call;
+    this.call = null;
+    if (call) {
+      try {
+        call.end(); // half-close: we send no more
+      } catch (_) {
+        /* already closed */
+      }
+      call.cancel();
+    }
+    this.client.close();
+    this.onExit(exitCode);
+  }
+}
+
+function main() {
+  let opts;
+  try {
+    opts = parseOptions();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`bot.js: ${err.message}\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  if (opts.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  let bot;
+  try {
+    bot = new ArenaBot(opts); // loads the protos and reads --ca: fail early and clearly
+  } catch (err) {
+    process.stderr.write(`bot.js: ${err.message}\n`);
+    process.exit(2);
+  }
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      log(`${sig}: closing the stream and exiting`);
+      bot.stop(0);
+    });
+  }
+  bot.start();
+}
+
+module.exports = {
+  ArenaBot,
+  DEFAULT_RULES,
+  LOADER_OPTIONS,
+  captureValue,
+  chooseIndex,
+  loadProtos,
+  parseOptions,
+  trailKey,
+};
+
+if (require.main === module) main();

@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+// Offline self-check for bot.js: no network, no server.
+//
+//   node selftest.js      (or: npm run selftest)
+//
+// 1. loads the committed .proto files and round-trips the bot's messages
+//    through the real protobuf encoding (Hello, PlayMove with a large int64
+//    turn_id, Keepalive);
+// 2. runs the greedy strategy on hand-made Turn objects decoded from bytes,
+//    exactly as they arrive from the server;
+// 3. drives the bot's message handling with those decoded messages and
+//    checks what it would write on the stream (the stream is a recorder).
+'use strict';
+
+const assert = require('node:assert/strict');
+const grpc = require('@grpc/grpc-js');
+const { ArenaBot, DEFAULT_RULES, chooseIndex, captureValue, loadProtos, parseOptions } = require('./bot.js');
+
+let passed = 0;
+function check(name, fn) {
+  fn();
+  passed += 1;
+  process.stdout.write(`ok   ${name}\n`);
+}
+
+const { definition, v1 } = loadProtos();
+const connect = definition['tablanette.v1.BotGateway'].Connect;
+
+/** Encodes a ServerMessage and decodes it the way the bot's stream does. */
+function fromServer(message) {
+  return connect.responseDeserialize(connect.responseSerialize(message));
+}
+/** Encodes a BotMessage and decodes it again (what the server would read). */
+function toServer(message) {
+  return connect.requestDeserialize(connect.requestSerialize(message));
+}
+
+const TABLIC = {
+  preset: 'tablic',
+  players: 2,
+  jack: 'sweep',
+  queen: 12,
+  king: 13,
+  card_points: { TD: 3, '2C': 2, AC: 1, AD: 1, AH: 1, AS: 1 },
+  move_time_ms: 1000,
+};
+const PAGAT = { ...TABLIC, preset: 'tablic-pagat', jack: '12', card_points: { TD: 2, '2C': 1, JC: 1, JD: 1, AH: 1 } };
+
+function turn(gameId, turnId, table, hand, legalPlays) {
+  return fromServer({
+    turn: {
+      game_id: gameId,
+      turn_id: turnId,
+      observation: { seat: 0, team: 0, table, hand },
+      legal_plays: legalPlays.map(([card, captured = []]) => ({ card, captured })),
+      deadline_unix_ms: String(Date.now() + 5000),
+      time_left_ms: 5000,
+    },
+  }).turn;
+}
+
+check('protos load: BotGateway/Connect is a bidirectional stream', () => {
+  assert.equal(connect.path, '/tablanette.v1.BotGateway/Connect');
+  assert.equal(connect.requestStream, true);
+  assert.equal(connect.responseStream, true);
+  assert.equal(typeof v1.BotGateway, 'function');
+});
+
+check('Hello serializes with proto field names', () => {
+  const hello = { token: 't0k', bot_name: 'node-greedy', version: '1.0.0', max_games: 4 };
+  const bytes = connect.requestSerialize({ hello });
+  assert.ok(bytes.length > 0);
+  const back = connect.requestDeserialize(bytes);
+  assert.equal(back.kind, 'hello');
+  assert.deepEqual(back.hello, hello);
+});
+
+check('int64 turn_id survives the round trip exactly (beyond 2^53)', () => {
+  const big = '9223372036854775807';
+  const t = turn('g', big, ['AH'], ['AC'], [['AC', ['AH']], ['AC']]);
+  assert.equal(t.turn_id, big);
+  const back = toServer({ play: { game_id: 'g', turn_id: t.turn_id, index: 0 } });
+  assert.equal(back.play.turn_id, big);
+  assert.equal(back.play.choice, 'index');
+  assert.equal(back.play.index, 0);
+});
+
+check('capture: takes the play that banks the most points', () => {
+  // Table 2C 5H 8S TD: 7D takes 2C+5H (2 + 0.3), 8D takes 8S (0.2),
+  // TH takes TD (3 + 0.2) or 2C+8S (2 + 0.3) -> TH on TD.
+  const t = turn('g', '1', ['2C', '5H', '8S', 'TD'], ['7D', '8D', 'TH'], [
+    ['7D'], ['7D', ['2C', '5H']], ['8D'], ['8D', ['8S']], ['TH'], ['TH', ['TD']], ['TH', ['2C', '8S']],
+  ]);
+  const i = chooseIndex(t.legal_plays, TABLIC, t.observation.table);
+  assert.deepEqual([t.legal_plays[i].card, t.legal_plays[i].captured], ['TH', ['TD']]);
+  assert.ok(Math.abs(captureValue(TABLIC, t.observation.table, t.legal_plays[i]) - 3.2) < 1e-9);
+});
+
+check('capture: clearing the table is worth +1', () => {
+  // Table 4H 5S: 9C takes both (clears: 1 + 0.3), 5C takes 5S (0.2).
+  const table = ['4H', '5S'];
+  assert.ok(Math.abs(captureValue(TABLIC, table, { card: '9C', captured: ['4H', '5S'] }) - 1.3) < 1e-9);
+  assert.ok(Math.abs(captureValue(TABLIC, table, { card: '5C', captured: ['5S'] }) - 0.2) < 1e-9);
+  const t = turn('g', '2', table, ['5C', '9C'], [['5C'], ['5C', ['5S']], ['9C'], ['9C', ['4H', '5S']]]);
+  assert.equal(chooseIndex(t.legal_plays, TABLIC, t.observation.table), 3);
+});
+
+check('trail: no capture -> the card with the fewest points, lowest first', () => {
+  const t = turn('g', '3', ['KS'], ['2C', 'AH', 'TD', '7S'], [['AH'], ['2C'], ['7S'], ['TD']]);
+  const i = chooseIndex(t.legal_plays, TABLIC, t.observation.table);
+  assert.equal(t.legal_plays[i].card, '7S');
+});
+
+check('trail: keeps a sweeping Jack back when anything else can be trailed', () => {
+  // Empty table: every play is a trail; JS has 0 points, AH 1 point -> trail AH, not the Jack.
+  const t = turn('g', '4', [], ['AH', 'JS'], [['AH'], ['JS']]);
+  assert.equal(t.legal_plays[chooseIndex(t.legal_plays, TABLIC, t.observation.table)].card, 'AH');
+  // With a numeric Jack (tablic-pagat: J = 12) the Jack is an ordinary card.
+  assert.equal(t.legal_plays[chooseIndex(t.legal_plays, PAGAT, t.observation.table)].card, 'JS');
+  // Only a Jack left: trail it anyway.
+  const only = turn('g', '5', [], ['JS'], [['JS']]);
+  assert.equal(chooseIndex(only.legal_plays, TABLIC, only.observation.table), 0);
+});
+
+check('no GameStarted seen: default rules (tablic) still give a sensible play', () => {
+  const t = turn('g', '6', ['TD', '3C'], ['TS', 'JH'], [['TS'], ['TS', ['TD']], ['JH'], ['JH', ['3C', 'TD']]]);
+  const i = chooseIndex(t.legal_plays, null, t.observation.table);
+  // JH sweeps TD+3C: 3 + 1 (clears) + 0.3 = 4.3 beats TS on TD: 3.2.
+  assert.equal(i, 3);
+  assert.equal(DEFAULT_RULES.jack, 'sweep');
+});
+
+check('exclude: the next best play after a rejection', () => {
+  const t = turn('g', '7', ['TD', '3C'], ['TS', 'JH'], [['TS'], ['TS', ['TD']], ['JH'], ['JH', ['3C', 'TD']]]);
+  assert.equal(chooseIndex(t.legal_plays, TABLIC, t.observation.table, new Set([3])), 1);
+  assert.equal(chooseIndex(t.legal_plays, TABLIC, t.observation.table, new Set([0, 1, 2, 3])), -1);
+  assert.equal(chooseIndex([], TABLIC, []), -1);
+});
+
+check('options: flags, environment and defaults', () => {
+  const o = parseOptions(['--token', 'abc', '--max-games', '2'], {});
+  assert.deepEqual([o.address, o.name, o.maxGames, o.tls], ['127.0.0.1:50051', 'node-greedy', 2, false]);
+  const e = parseOptions([], { TABLANETTE_TOKEN: 'x', TABLANETTE_ADDRESS: 'h:1', TABLANETTE_BOT_NAME: 'b' });
+  assert.deepEqual([e.address, e.token, e.name, e.maxGames], ['h:1', 'x', 'b', 4]);
+  assert.equal(parseOptions(['--token', 'x', '--ca', 'ca.pem'], {}).tls, true);
+  assert.throws(() => parseOptions([], {}), /no token/);
+  assert.throws(() => parseOptions(['--token', 'x', '--max-games', '0'], {}), /max-games/);
+  assert.throws(() => parseOptions(['--token', 'x', '--bogus'], {}), /bogus/);
+});
+
+check('session: answers turns of several games independently, echoes turn_id, retries on rejection', () => {
+  const logs = [];
+  const bot = new ArenaBot(
+    { address: '127.0.0.1:1', token: 't', name: 'node-greedy', maxGames: 4, tls: false },
+    { v1, logger: (m) => logs.push(m) },
+  );
+  const written = [];
+  bot.call = { destroyed: false, writableEnded: false, write: (m) => written.push(toServer(m)) };
+  const feed = (m) => bot.onMessage(fromServer(m));
+  try {
+    feed({ welcome: { session_id: 's1', bot_name: 'node-greedy', keepalive_ms: 60000, grace_ms: 30000 } });
+    feed({ game_started: { game_id: 'A', seat: 1, players: ['x', 'me'], rules: TABLIC, teams: [{ seats: [0] }, { seats: [1] }] } });
+    feed({ game_started: { game_id: 'B', seat: 0, players: ['me', 'y'], rules: PAGAT, teams: [{ seats: [0] }, { seats: [1] }] } });
+    const legal = [{ card: 'AH' }, { card: 'JS' }];
+    feed({ turn: { game_id: 'A', turn_id: '18446744073709', observation: { seat: 1, table: [] }, legal_plays: legal, deadline_unix_ms: String(Date.now() + 5000) } });
+    feed({ turn: { game_id: 'B', turn_id: '7', observation: { seat: 0, table: [] }, legal_plays: legal, deadline_unix_ms: String(Date.now() + 5000) } });
+    // A turn for a game whose GameStarted we missed.
+    feed({ turn: { game_id: 'C', turn_id: '1', observation: { seat: 0, table: [] }, legal_plays: legal, deadline_unix_ms: String(Date.now() + 5000) } });
+    assert.deepEqual(
+      written.map((m) => [m.kind, m.play.game_id, m.play.turn_id, m.play.index]),
+      [['play', 'A', '18446744073709', 0], ['play', 'B', '7', 1], ['play', 'C', '1', 0]],
+    );
+    assert.ok(logs.some((l) => l.includes('game C: turn without GameStarted')));
+    // Rejected: answer the same turn again with the next best untried play.
+    feed({ play_rejected: { game_id: 'A', turn_id: '18446744073709', reason: 'test' } });
+    assert.deepEqual([written[3].play.game_id, written[3].play.turn_id, written[3].play.index], ['A', '18446744073709', 1]);
+    // Nothing untried left: no further answer. A stale turn_id: ignored.
+    feed({ play_rejected: { game_id: 'A', turn_id: '18446744073709', reason: 'test' } });
+    feed({ play_rejected: { game_id: 'B', turn_id: '6', reason: 'stale' } });
+    assert.equal(written.length, 4);
+    // Game over: one log line, state dropped.
+    feed({ game_over: { game_id: 'A', seat: 1, record_id: 'r1', result: { winner: 1, reason: 'target', forfeit_seat: -1, score: [40, 102] } } });
+    assert.equal(bot.games.has('A'), false);
+    const over = logs.filter((l) => l.startsWith('game over A'));
+    assert.equal(over.length, 1);
+    assert.match(over[0], /won, seat 1, winner team 1, score 40-102, reason target/);
+    // GameOver for a game we know nothing about (4 players, partnerships): seat 3 is team 1.
+    feed({ game_over: { game_id: 'Z', seat: 3, result: { winner: 1, reason: 'target', forfeit_seat: -1, score: [60, 101] } } });
+    assert.match(logs.find((l) => l.startsWith('game over Z')), /won, seat 3, winner team 1/);
+    feed({ keepalive: { unix_ms: '1' } });
+    assert.equal(written.length, 4);
+  } finally {
+    clearInterval(bot.keepaliveTimer);
+    bot.client.close();
+  }
+});
+
+check('session: reconnect backoff 0.5 s doubling to 10 s, reset on Welcome; auth errors are fatal', () => {
+  const bot = new ArenaBot(
+    { address: '127.0.0.1:1', token: 't', name: 'n', maxGames: 1, tls: false },
+    { v1, logger: () => {} },
+  );
+  const delays = [];
+  const realSetTimeout = global.setTimeout;
+  global.setTimeout = (fn, ms) => {
+    delays.push(ms);
+    return { ref() {}, unref() {} };
+  };
+  try {
+    for (let i = 0; i < 7; i++) bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'down' });
+    assert.deepEqual(delays, [500, 1000, 2000, 4000, 8000, 10000, 10000]);
+    bot.call = { destroyed: false, writableEnded: false, write: () => {} };
+    bot.onMessage(fromServer({ welcome: { session_id: 's', keepalive_ms: 60000 } }));
+    clearInterval(bot.keepaliveTimer);
+    bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'draining' });
+    assert.equal(delays.at(-1), 500);
+    let fatal = null;
+    bot.onFatal = (code, message) => {
+      fatal = { code, message };
+    };
+    bot.onStreamEnd({ code: grpc.status.UNAUTHENTICATED, details: 'bad token' });
+    assert.equal(fatal.code, 2);
+    assert.match(fatal.message, /UNAUTHENTICATED: bad token/);
+    bot.onStreamEnd({ code: grpc.status.PERMISSION_DENIED, details: 'other bot' });
+    assert.equal(fatal.code, 2);
+    bot.onStreamEnd({ code: grpc.status.ABORTED, details: 'newer session' });
+    assert.equal(fatal.code, 1);
+    assert.equal(delays.length, 8); // no reconnect scheduled for fatal codes
+  } finally {
+    global.setTimeout = realSetTimeout;
+    bot.client.close();
+  }
+});
+
+process.stdout.write(`\nselftest: ${passed} checks passed\n`);
