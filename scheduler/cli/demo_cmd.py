@@ -1,32 +1,125 @@
-"""``tablanette demo``: the README's main job.
+"""``tablanette demo``: the README's main job, a whole league on this machine.
 
-Today it plays the built-in bots against each other in-process (the strength
-ladder random < greedy < strong) and writes every game record. The distributed
-league (engine service, Celery workers, Elo ladder in Redis) replaces this body
-once those parts exist.
+It starts what it needs (Redis from ``REDIS_URL`` if reachable, otherwise a
+private server), the engine service, two Celery workers and the bots (the
+built-in Python bots and, when Node.js is set up, the Node.js bot), plays a
+double round-robin with live progress, prints the Elo ladder, exports and
+re-verifies every record, and stops everything.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Annotated
 
+import redis
 import typer
 
-from .common import console
-from .selfplay_cmd import selfplay
+from engine_service.config import redis_url
+from engine_service.rules import read_records, verify_record
+from scheduler.local import LocalArena
+
+from .common import console, fail
+
+BOTS = (("strong", "strong"), ("greedy", "greedy"), ("random", "random"))
 
 
 def demo(
-    games: Annotated[int, typer.Option(min=3, help="Matches to play.")] = 60,
-    out: Annotated[Path, typer.Option(help="Where the game records go.")] = Path("var/demo-records.jsonl"),
+    workdir: Annotated[Path, typer.Option(help="Logs, records and private Redis data.")] = Path("var/demo"),
+    games: Annotated[int, typer.Option(min=1, help="Games per pairing.")] = 2,
+    workers: Annotated[int, typer.Option(min=1, help="Celery worker processes.")] = 2,
 ) -> None:
-    """Play a short round of the built-in bots and show the results."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    console.print("[bold]Tablanette Arena demo[/]: strong, greedy and random bots, preset tablic, 2 players")
-    selfplay(preset="tablic", players=2, bots="strong,greedy,random", games=games, seed="demo", records=out)
+    """Run a demo league end to end and print the ladder."""
+    started = time.monotonic()
+    arena = LocalArena(workdir)
+    try:
+        url = arena.ensure_redis(redis_url())
+        prefix = "demo"
+        _clear(url, prefix)
+        env = dict(
+            TABLANETTE_REDIS_URL=url,
+            TABLANETTE_PREFIX=prefix,
+            TABLANETTE_GRACE_MS="5000",
+            TABLANETTE_VISIBILITY_TIMEOUT="600",
+            TABLANETTE_LEASE_MS="10000",
+        )
+        arena.env.update(env)
+        os.environ.update(env)  # this process feeds the league through the same settings
+        console.print(
+            f"[bold]Tablanette Arena demo[/] (redis {url}, key prefix {prefix!r}, logs in {workdir / 'logs'})",
+            highlight=False,
+        )
+        port = arena.start_engine()
+        address = f"127.0.0.1:{port}"
+        arena.start_workers(workers, f"{prefix}.matches")
+        names = _start_bots(arena, url, prefix, address)
+        _wait_connected(url, prefix, names, arena)
+        console.print(f"engine service on {address}; {workers} workers; bots: {', '.join(names)}", highlight=False)
+        _run_league(names, games, workdir)
+    except (RuntimeError, TimeoutError) as exc:
+        fail(str(exc))
+    finally:
+        arena.stop()
+    console.print(f"demo finished in {time.monotonic() - started:.0f} s", highlight=False)
+
+
+def _clear(url: str, prefix: str) -> None:
+    client = redis.Redis.from_url(url)
+    for key in client.scan_iter(f"{prefix}:*", count=1000):
+        client.delete(key)
+    client.close()
+
+
+def _start_bots(arena: LocalArena, url: str, prefix: str, address: str) -> list[str]:
+    from engine_service.tokens import BotTokens
+
+    tokens = BotTokens(redis.Redis.from_url(url), prefix)
+    names = []
+    for kind, name in BOTS:
+        arena.start_python_bot(kind, name, tokens.add(name), address)
+        names.append(name)
+    if arena.start_node_bot("node-greedy", tokens.add("node-greedy"), address) is not None:
+        names.append("node-greedy")
+    else:
+        console.print("(Node.js bot skipped: run `npm ci` in bots/node to include it)")
+    return names
+
+
+def _wait_connected(url: str, prefix: str, names: list[str], arena: LocalArena) -> None:
+    client = redis.Redis.from_url(url)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if all(client.exists(f"{prefix}:session:{n}") for n in names):
+            return
+        if arena.check():
+            break
+        time.sleep(0.1)
+    missing = [n for n in names if not client.exists(f"{prefix}:session:{n}")]
+    raise RuntimeError(f"bots did not connect: {', '.join(missing)} (dead: {', '.join(arena.check()) or 'none'})")
+
+
+def _run_league(names: list[str], games: int, workdir: Path) -> None:
+    from engine_service.rules import Rules, dumps
+    from scheduler.league import League
+
+    from .league_cmd import print_ladder, run_feed, store
+
+    st = store()
+    st.create(League("demo", Rules.preset("tablic"), "double-round-robin", games, seed="demo"))
+    st.add_bots("demo", names)
+    status = run_feed("demo", window=0)
+    console.print(f"{status.done} matches played" + (f", {status.failed} failed" if status.failed else ""))
+    print_ladder("demo", st.ladder("demo"))
+    out = workdir / "records.jsonl"
+    with out.open("w", encoding="utf-8") as fh:
+        for record in st.records("demo"):
+            fh.write(dumps(record) + "\n")
+    verified = sum(1 for _, rec in read_records(out) if verify_record(rec).is_over)
+    console.print(f"{verified} records exported to {out} and re-verified.", highlight=False)
     console.print(
-        "Next: [bold]tablanette rules presets[/], [bold]tablanette rules captures --help[/], "
-        f"[bold]tablanette records verify {out}[/]",
+        "Next: `tablanette records verify " + str(out) + "`, `tablanette rules presets`, "
+        "and bots/node/README.md or bots/cpp/README.md to write your own bot.",
         highlight=False,
     )

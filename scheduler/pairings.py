@@ -1,0 +1,146 @@
+"""Tournament planning: a pure iterator of match specifications with stable ids.
+
+Nothing here runs a match or touches Redis. A plan is a list of
+:class:`PlannedMatch` whose ids depend only on the tournament's parameters, so a
+restarted scheduler recomputes the same plan and resumes from the matches it
+already finished.
+
+- **round-robin** (single or double): Berger tables; every pairing plays
+  ``games`` games with seats alternating, and a double round-robin repeats the
+  cycle with seats swapped.
+- **gauntlet**: one bot against each of the others.
+- **tables of 3 or 4**: every combination of bots plays once per seat rotation;
+  with partnerships, each split of four bots into two teams plays.
+- **mirrored deals**: the games of a pairing come in pairs (or rotations) that
+  share one deal seed with seats swapped, so luck cancels out.
+
+>>> plan = plan_round_robin(["a", "b", "c", "d"], games=2, seed="s")
+>>> len(plan), plan[0].match_id, plan[0].seats, plan[1].seats, plan[0].seed == plan[1].seed
+(12, 'r1/p1/g1', ('a', 'd'), ('d', 'a'), True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+BYE = None
+
+
+@dataclass(frozen=True)
+class PlannedMatch:
+    """One match to play: a stable id, the bot in each seat, and the deal seed."""
+
+    match_id: str
+    round: int
+    seats: tuple[str, ...]
+    seed: str
+
+
+def berger_rounds(bots: Sequence[str]) -> list[list[tuple[str, str]]]:
+    """Round-robin rounds by the circle method of Berger tables (a bye for an odd count).
+
+    The last player stays put and alternates colours; the others turn round it.
+
+    >>> [[f"{a}-{b}" for a, b in r] for r in berger_rounds(["a", "b", "c", "d"])]
+    [['a-d', 'b-c'], ['d-b', 'c-a'], ['c-d', 'a-b']]
+    """
+    if len(set(bots)) != len(bots):
+        raise ValueError("each bot may appear only once in a tournament")
+    players: list[str | None] = [*bots, BYE] if len(bots) % 2 else list(bots)
+    n = len(players)
+    fixed, ring = players[-1], players[:-1]
+    rounds: list[list[tuple[str, str]]] = []
+    for r in range(n - 1):
+        turned = ring[r:] + ring[:r]
+        pairs = [(turned[0], fixed) if r % 2 == 0 else (fixed, turned[0])]
+        pairs += [(turned[i], turned[n - 1 - i]) for i in range(1, n // 2)]
+        rounds.append([(a, b) for a, b in pairs if a is not None and b is not None])
+    return rounds
+
+
+def _seed(base: str, *parts: object) -> str:
+    text = "/".join([base, *map(str, parts)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _pairing_games(
+    pair: tuple[str, str], games: int, mirrored: bool, seed: str, ident: str, rnd: int
+) -> list[PlannedMatch]:
+    a, b = pair
+    out = []
+    for g in range(games):
+        seats = (a, b) if g % 2 == 0 else (b, a)
+        deal_seed = _seed(seed, ident, g // 2 if mirrored else g)
+        out.append(PlannedMatch(f"{ident}/g{g + 1}", rnd, seats, deal_seed))
+    return out
+
+
+def plan_round_robin(
+    bots: Sequence[str], games: int = 2, seed: str = "league", double: bool = False, mirrored: bool = True
+) -> list[PlannedMatch]:
+    """Every pair plays ``games`` games (seats alternate); ``double`` repeats with seats swapped."""
+    if len(bots) < 2:
+        raise ValueError("a round-robin needs at least two bots")
+    if games < 1:
+        raise ValueError("each pairing plays at least one game")
+    plan: list[PlannedMatch] = []
+    rounds = berger_rounds(bots)
+    cycles = 2 if double else 1
+    for cycle in range(cycles):
+        for r, pairs in enumerate(rounds):
+            rnd = cycle * len(rounds) + r + 1
+            for p, (a, b) in enumerate(pairs):
+                pair = (a, b) if cycle == 0 else (b, a)
+                plan.extend(_pairing_games(pair, games, mirrored, seed, f"r{rnd}/p{p + 1}", rnd))
+    return plan
+
+
+def plan_gauntlet(
+    champion: str, field: Sequence[str], games: int = 2, seed: str = "gauntlet", mirrored: bool = True
+) -> list[PlannedMatch]:
+    """``champion`` plays ``games`` games against each bot of ``field``."""
+    opponents = [b for b in field if b != champion]
+    if not opponents:
+        raise ValueError("a gauntlet needs at least one opponent")
+    plan: list[PlannedMatch] = []
+    for i, other in enumerate(opponents):
+        plan.extend(_pairing_games((champion, other), games, mirrored, seed, f"r{i + 1}/p1", i + 1))
+    return plan
+
+
+def plan_tables(
+    bots: Sequence[str], table_size: int, partnerships: bool = False, seed: str = "league", mirrored: bool = True
+) -> list[PlannedMatch]:
+    """Multi-player round-robin: every ``table_size`` combination plays every seat rotation.
+
+    With ``partnerships`` (4 seats), every split of the four into two teams plays,
+    each team once on seats 0+2 and once on 1+3.
+    """
+    if table_size not in (3, 4):
+        raise ValueError("tables have 3 or 4 seats")
+    if partnerships and table_size != 4:
+        raise ValueError("partnerships need tables of 4")
+    if len(bots) < table_size:
+        raise ValueError(f"{table_size}-seat tables need at least {table_size} bots")
+    if len(set(bots)) != len(bots):
+        raise ValueError("each bot may appear only once in a tournament")
+    plan: list[PlannedMatch] = []
+    for t, group in enumerate(combinations(bots, table_size), 1):
+        ident = f"r{t}/t1"
+        deal_seed = _seed(seed, ident)
+        if partnerships:
+            a, b, c, d = group
+            layouts = [(a, c, b, d), (c, a, d, b), (a, b, c, d), (b, a, d, c), (a, b, d, c), (b, a, c, d)]
+            # Seat order (s0, s1, s2, s3) puts s0+s2 against s1+s3.
+            for g, seats in enumerate(layouts):
+                s = _seed(seed, ident, g // 2) if mirrored else _seed(seed, ident, g)
+                plan.append(PlannedMatch(f"{ident}/g{g + 1}", t, seats, s))
+        else:
+            for g in range(table_size):
+                rotated = tuple(group[(i + g) % table_size] for i in range(table_size))
+                s = deal_seed if mirrored else _seed(seed, ident, g)
+                plan.append(PlannedMatch(f"{ident}/g{g + 1}", t, rotated, s))
+    return plan

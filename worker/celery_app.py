@@ -1,0 +1,35 @@
+"""The Celery app: Redis broker, late acknowledgement, one match at a time per process.
+
+Start a worker with ``celery -A worker.celery_app worker --pool threads -c 1 -Q <prefix>.matches``
+(``tablanette up`` does this). A worker killed mid-match never acknowledged it,
+so Redis hands the match to another worker after the visibility timeout; the
+match lease and the idempotent commit make sure it still counts exactly once.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from worker.settings import WorkerSettings
+
+settings = WorkerSettings.from_env()
+
+app = Celery("tablanette", broker=settings.broker_url, include=["worker.tasks"])
+app.conf.update(
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    task_default_queue=settings.queue,
+    task_time_limit=settings.task_time_limit,
+    task_soft_time_limit=max(settings.task_time_limit - 30, 30),
+    broker_transport_options={
+        "visibility_timeout": settings.visibility_timeout,
+        "global_keyprefix": f"{settings.prefix}:celery:",
+        "unacked_restore_interval": settings.restore_interval,
+        "unacked_restore_throttle": 1,
+    },
+    broker_connection_retry_on_startup=True,
+    task_ignore_result=True,
+    worker_hijack_root_logger=False,
+    worker_send_task_events=False,
+)

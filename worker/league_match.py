@@ -1,0 +1,140 @@
+"""Play one league match from its id: claim, play, commit. No Celery in here.
+
+1. Claim the match with a lease (``SET NX PX``) renewed while it runs. A match
+   already done is left alone; one leased elsewhere is retried later (its
+   worker may have died: the lease then expires and the retry plays it).
+2. Count the attempt; past ``max_deliveries`` the match is marked failed.
+3. Play it through the engine service with :class:`~worker.match_runner.MatchRunner`.
+4. Commit record, result and Elo in one idempotent step (:mod:`worker.ledger`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+from dataclasses import asdict
+
+import grpc
+import redis
+from redis.asyncio import Redis as AsyncRedis
+
+from engine_service.rules import Rules
+from worker.ledger import LeagueKeys, commit_result, text
+from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner
+from worker.settings import WorkerSettings
+
+log = logging.getLogger("tablanette.worker")
+
+# Release the lease only if we still hold it.
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+_RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
+
+
+class Transient(RuntimeError):
+    """Worth another try later (a bot not connected yet, an engine replica restarting)."""
+
+    def __init__(self, message: str, retry_after: float = 5.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def play_league_match(settings: WorkerSettings, league_id: str, match_id: str, worker_id: str) -> str:
+    """Returns what happened: done, already-done, cancelled, failed (raises :class:`Transient`)."""
+    client = redis.Redis.from_url(settings.redis_url)
+    keys = LeagueKeys(settings.prefix, league_id)
+    try:
+        return _play(client, keys, settings, match_id, worker_id)
+    finally:
+        client.close()
+
+
+def _play(client: redis.Redis, keys: LeagueKeys, settings: WorkerSettings, match_id: str, worker_id: str) -> str:
+    mkey = keys.match(match_id)
+    spec = client.hgetall(mkey)
+    if not spec:
+        log.warning("match %s of league %s does not exist", match_id, keys.league)
+        return "unknown"
+    if spec.get(b"status") == b"done":
+        return "already-done"
+    if client.hget(keys.meta, "status") == b"cancelled":
+        return "cancelled"
+    token = f"{worker_id}/{secrets.token_hex(4)}"
+    if not client.set(keys.lease(match_id), token, nx=True, px=settings.lease_ms):
+        # Playing elsewhere, or its worker died and the lease has not expired yet:
+        # come back later rather than drop the match.
+        raise Transient(f"match {match_id} is leased by another worker", retry_after=settings.lease_ms / 1000)
+    deliveries = client.hincrby(mkey, "deliveries", 1)
+    if deliveries > settings.max_deliveries:
+        _fail(client, keys, match_id, f"gave up after {deliveries - 1} attempts")
+        client.eval(_RELEASE, 1, keys.lease(match_id), token)
+        return "failed"
+    try:
+        client.hset(mkey, mapping={"status": "running", "worker": worker_id})
+        meta = client.hgetall(keys.meta)
+        rules = Rules.from_record(json.loads(meta[b"rules"]), players=int(meta[b"players"]))
+        seats = json.loads(spec[b"seats"])
+        try:
+            outcome = asyncio.run(
+                asyncio.wait_for(
+                    _run(settings, keys, match_id, token, rules, text(spec[b"seed"]), seats),
+                    settings.task_time_limit,
+                )
+            )
+        except TimeoutError:
+            _fail(client, keys, match_id, f"exceeded the time limit of {settings.task_time_limit} s")
+            return "failed"
+        stored = commit_result(
+            client,
+            keys,
+            match_id,
+            outcome.record,
+            seats,
+            [asdict(c) for c in outcome.conduct],
+            float(meta.get(b"k", b"24")),
+            float(meta.get(b"initial", b"1500")),
+        )
+        return "done" if stored else "already-done"
+    except Transient:
+        client.hset(mkey, "status", "queued")
+        raise
+    finally:
+        client.eval(_RELEASE, 1, keys.lease(match_id), token)
+
+
+async def _run(
+    settings: WorkerSettings, keys: LeagueKeys, match_id: str, token: str, rules: Rules, seed: str, seats: list[str]
+) -> MatchOutcome:
+    aredis = AsyncRedis.from_url(settings.redis_url)
+    runner = MatchRunner(aredis, settings.prefix, grace_ms=settings.grace_ms)
+    renew = asyncio.create_task(_renew(aredis, keys.lease(match_id), token, settings.lease_ms))
+    try:
+        return await runner.play(rules, seed, seats, f"{keys.league}/{match_id}")
+    except BotUnavailable as exc:
+        raise Transient(str(exc)) from None
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            raise Transient(f"engine service: {exc.code().name}: {exc.details()}") from None
+        raise
+    finally:
+        renew.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renew
+        await runner.close()
+        await aredis.aclose()
+
+
+async def _renew(client: AsyncRedis, key: str, token: str, lease_ms: int) -> None:
+    while True:
+        await asyncio.sleep(lease_ms / 3000)
+        if not await client.eval(_RENEW, 1, key, token, lease_ms):
+            log.error("lost the lease %s", key)
+            return
+
+
+def _fail(client: redis.Redis, keys: LeagueKeys, match_id: str, reason: str) -> None:
+    client.hset(keys.match(match_id), mapping={"status": "failed", "error": reason})
+    client.sadd(keys.failed, match_id)
+    log.error("match %s of league %s failed: %s", match_id, keys.league, reason)
