@@ -7,9 +7,25 @@ import logging
 import os
 import signal
 import sys
+import time
 
+from engine_service.rules import Observation, Play
+
+from .base import Bot
 from .registry import BUILTIN_BOTS, make_bot
 from .sdk import BotClient, BotRejected
+
+
+class Thinking(Bot):
+    """Wraps a bot and waits before each answer: a slow bot for tests and demos."""
+
+    def __init__(self, inner: Bot, seconds: float) -> None:
+        self.inner, self.seconds = inner, seconds
+        self.name, self.version = inner.name, inner.version
+
+    def choose(self, observation: Observation) -> Play:
+        time.sleep(self.seconds)
+        return self.inner.choose(observation)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-games", type=int, default=4)
     parser.add_argument("--seed", default=None)
     parser.add_argument("--ca", help="CA certificate file for TLS")
+    parser.add_argument("--think-ms", type=int, default=0, help="wait this long before each answer (testing)")
     args = parser.parse_args(argv)
-    return run_builtin(args.bot, args.address, args.token, args.name, args.max_games, args.seed, args.ca)
+    return run_builtin(args.bot, args.address, args.token, args.name, args.max_games, args.seed, args.ca, args.think_ms)
 
 
 def run_builtin(
@@ -33,13 +50,17 @@ def run_builtin(
     max_games: int = 4,
     seed: str | None = None,
     ca: str | None = None,
+    think_ms: int = 0,
 ) -> int:
     if not token:
         print("error: give --token (or set TABLANETTE_TOKEN); `tablanette bot add NAME` prints one", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     tls = open(ca, "rb").read() if ca else None  # noqa: SIM115
-    client = BotClient(make_bot(bot, seed), address, token, name=name or bot, max_games=max_games, tls_ca=tls)
+    player = make_bot(bot, seed)
+    if think_ms:
+        player = Thinking(player, think_ms / 1000)
+    client = BotClient(player, address, token, name=name or bot, max_games=max_games, tls_ca=tls)
     signal.signal(signal.SIGTERM, lambda *_: client.stop())
     signal.signal(signal.SIGINT, lambda *_: client.stop())
     print(f"bot {client.name} ({bot}) connecting to {address}", file=sys.stderr, flush=True)

@@ -70,6 +70,7 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
 
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     return [
+        ("grpc.so_reuseport", 0),  # a second replica on a taken port must fail, not share it
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", 16 << 20),
         ("grpc.keepalive_time_ms", 20_000),

@@ -145,6 +145,41 @@ class Arena:
         argv = [str(exe), "--address", f"127.0.0.1:{port}", "--token", token, "--name", name]
         return self.spawn(f"bot-{name}", argv)
 
+    def start_worker(self, name: str, **env: str) -> Proc:
+        """A real Celery worker process (threads pool, one match at a time)."""
+        argv = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "worker.celery_app",
+            "worker",
+            "--pool",
+            "threads",
+            "--concurrency",
+            "1",
+            "-Q",
+            f"{self.prefix}.matches",
+            "-n",
+            f"{name}@%h",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "INFO",
+        ]
+        return self.spawn(name, argv, **env)
+
+    def tablanette(self, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+        """Run the ``tablanette`` CLI against this arena and return its result."""
+        return subprocess.run(
+            [sys.executable, "-c", "from scheduler.cli import main; main()", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env(**env),
+            cwd=ROOT,
+        )
+
     def wait_connected(self, *bots: str, timeout: float = 20) -> None:
         """Until every bot has a live session in the registry."""
         deadline = time.monotonic() + timeout

@@ -1,0 +1,162 @@
+"""Leagues end to end: real Redis, real Celery worker processes, a real engine service, real bots.
+
+Each test runs its own arena on a private key prefix (queue included).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections import Counter
+
+import pytest
+from arena_harness import Arena, Proc
+
+from engine_service.rules import verify_record
+from scheduler.league import League, LeagueStore
+from worker.ledger import LeagueKeys
+
+pytestmark = pytest.mark.slow
+
+FAST_REDELIVERY = {
+    "TABLANETTE_VISIBILITY_TIMEOUT": "12",
+    "TABLANETTE_TASK_TIME_LIMIT": "10",
+    "TABLANETTE_RESTORE_INTERVAL": "1",
+    "TABLANETTE_LEASE_MS": "2000",
+    "TABLANETTE_GRACE_MS": "3000",
+}
+
+
+def start_stack(arena: Arena, bots: dict[str, str], workers: int = 2, think_ms: int = 0) -> dict[str, Proc]:
+    arena.env_extra.update(FAST_REDELIVERY)
+    _, port = arena.start_engine()
+    for name, kind in bots.items():
+        extra = ("--think-ms", str(think_ms)) if think_ms else ()
+        arena.start_python_bot(kind, name, arena.add_bot(name), port, *extra)
+    procs = {f"w{i}": arena.start_worker(f"w{i}") for i in range(1, workers + 1)}
+    arena.wait_connected(*bots)
+    return procs
+
+
+def create_league(arena: Arena, name: str, bots: list[str], *args: str) -> None:
+    for cmd in (["league", "create", name, *args], ["league", "add-bot", name, *bots]):
+        done = arena.tablanette(*cmd)
+        assert done.returncode == 0, done.stderr + done.stdout
+
+
+def wait_until(predicate, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise TimeoutError(what)
+
+
+def finished_ids(arena: Arena, league: str) -> list[str]:
+    return [m.decode() for m in arena.redis.lrange(LeagueKeys(arena.prefix, league).finished_order, 0, -1)]
+
+
+def test_double_round_robin_with_two_workers_counts_every_match_once(arena: Arena, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bots = {"ann": "greedy", "bea": "random", "cid": "greedy", "dot": "random"}
+    start_stack(arena, bots)
+    create_league(
+        arena, "rr", list(bots), "--format", "double-round-robin", "--games", "2", "--rule", "target=41", "--k", "32"
+    )
+
+    run = arena.tablanette("league", "start", "rr", "--window", "4", timeout=300)
+    assert run.returncode == 0, run.stderr + run.stdout
+
+    store = LeagueStore(arena.redis, arena.prefix)
+    league = store.load("rr")
+    plan = league.plan()
+    finished = finished_ids(arena, "rr")
+    assert sorted(finished) == sorted(m.match_id for m in plan)  # every match, exactly once
+    assert len(finished) == len(set(finished)) == 6 * 2 * 2
+    meetings = Counter(frozenset(m.seats) for m in plan)
+    assert set(meetings.values()) == {4}  # each pairing: 2 games x 2 cycles
+
+    ladder = store.ladder("rr")
+    assert {r.bot for r in ladder} == set(bots)
+    for row in ladder:
+        assert row.wins + row.draws + row.losses == row.games == 12
+    assert sum(r.rating for r in ladder) == pytest.approx(1500 * 4, abs=1e-3)
+
+    out = tmp_path / "rr.jsonl"
+    export = arena.tablanette("records", "export", "--league", "rr", "--out", str(out))
+    assert export.returncode == 0, export.stderr
+    verify = arena.tablanette("records", "verify", str(out))
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    assert "24 record(s) verified" in verify.stdout
+    status = json.loads(arena.tablanette("league", "status", "rr", "--json").stdout)
+    assert status["status"] == "finished" and status["done"] == 24 and status["failed"] == 0
+
+
+def test_a_worker_killed_mid_match_has_its_match_played_again_and_counted_once(arena: Arena) -> None:
+    bots = {"slow1": "random", "slow2": "random"}
+    workers = start_stack(arena, bots, workers=2, think_ms=15)
+    create_league(arena, "kill", list(bots), "--games", "2", "--rule", "deals=2")
+    feeder = arena.spawn(
+        "feeder", ["python", "-c", "from scheduler.cli import main; main()", "league", "start", "kill", "--window", "1"]
+    )
+    keys = LeagueKeys(arena.prefix, "kill")
+
+    def running_worker() -> str | None:
+        for mid in arena.redis.lrange(keys.plan, 0, -1):
+            m = arena.redis.hgetall(keys.match(mid.decode()))
+            if m.get(b"status") == b"running":
+                return m[b"worker"].decode()
+        return None
+
+    wait_until(lambda: running_worker() is not None, 60, "no match started")
+    time.sleep(0.8)  # well inside the match (two deals of ~50 moves at 15 ms each)
+    victim_name = running_worker()
+    assert victim_name is not None
+    victim_mid = next(
+        mid.decode()
+        for mid in arena.redis.lrange(keys.plan, 0, -1)
+        if arena.redis.hget(keys.match(mid.decode()), "status") == b"running"
+    )
+    workers[victim_name.split("@")[0]].stop(signal.SIGKILL)
+
+    wait_until(lambda: feeder.popen.poll() is not None, 120, "league did not finish:\n" + feeder.text())
+    assert feeder.popen.returncode == 0, feeder.text()
+    finished = finished_ids(arena, "kill")
+    assert sorted(finished) == sorted(m.match_id for m in LeagueStore(arena.redis, arena.prefix).load("kill").plan())
+    assert len(finished) == len(set(finished)) == 2
+    victim = arena.redis.hgetall(keys.match(victim_mid))
+    assert victim[b"status"] == b"done"
+    assert int(victim[b"deliveries"]) == 2  # played again after the kill ...
+    rows = LeagueStore(arena.redis, arena.prefix).ladder("kill")
+    assert [r.games for r in rows] == [2, 2]  # ... and counted once
+    verify_record(json.loads(arena.redis.hget(keys.records, victim_mid)))
+
+
+def test_a_stopped_scheduler_resumes_without_replaying_or_skipping(arena: Arena) -> None:
+    bots = {"p1": "random", "p2": "greedy", "p3": "random"}
+    start_stack(arena, bots, workers=2)
+    create_league(arena, "resume", list(bots), "--games", "4", "--rule", "target=31")
+    keys = LeagueKeys(arena.prefix, "resume")
+    total = 3 * 4
+
+    first = arena.spawn(
+        "feeder-1",
+        ["python", "-c", "from scheduler.cli import main; main()", "league", "start", "resume", "--window", "2"],
+    )
+    wait_until(lambda: arena.redis.scard(keys.done) >= 3, 120, "no progress:\n" + first.text())
+    first.stop(signal.SIGKILL)  # the scheduler dies mid-tournament
+    stopped_at = arena.redis.scard(keys.done)
+    assert stopped_at < total
+
+    second = arena.tablanette("league", "start", "resume", "--window", "2", timeout=300)
+    assert second.returncode == 0, second.stderr + second.stdout
+
+    finished = finished_ids(arena, "resume")
+    plan_ids = [m.decode() for m in arena.redis.lrange(keys.plan, 0, -1)]
+    assert sorted(finished) == sorted(plan_ids) and len(plan_ids) == total  # nothing skipped
+    assert len(finished) == len(set(finished))  # nothing counted twice
+    attempts = [int(arena.redis.hget(keys.match(mid), "deliveries")) for mid in plan_ids]
+    assert attempts == [1] * total  # nothing replayed: every match was played exactly once
+    rows = LeagueStore(arena.redis, arena.prefix).ladder("resume")
+    assert sum(r.games for r in rows) == 2 * total

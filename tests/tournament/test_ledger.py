@@ -1,0 +1,73 @@
+"""The one atomic commit: a match counts once, Elo changes sum to zero, stats add up."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+import redis
+from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+
+from bots import make_bot, play_match
+from engine_service.rules import Rules, match_record
+from worker.ledger import LeagueKeys, commit_result
+
+CLEAN = {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False}
+
+
+@pytest.fixture
+def ledger() -> Iterator[tuple[redis.Redis, LeagueKeys]]:
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = LeagueKeys(unique_prefix("ledger"), "L")
+    yield client, keys
+    clear_prefix(client, keys.prefix)
+    client.close()
+
+
+def record_for(rules: Rules, seed: str, names: list[str]) -> dict:  # type: ignore[type-arg]
+    bots = [make_bot("greedy" if i == 0 else "random", f"{seed}{i}") for i in range(len(names))]
+    return match_record(play_match(rules, seed, bots), names, seed)
+
+
+def ratings(client: redis.Redis, keys: LeagueKeys) -> dict[str, float]:
+    return {k.decode(): v for k, v in client.zrange(keys.ladder, 0, -1, withscores=True)}
+
+
+def test_a_match_committed_twice_counts_once(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    rec = record_for(Rules.preset("tablic", target=31), "m1", ["a", "b"])
+    assert commit_result(client, keys, "m1", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500) is True
+    before = (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.history("a")))
+    assert commit_result(client, keys, "m1", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500) is False
+    assert (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.history("a"))) == before
+    assert client.lrange(keys.finished_order, 0, -1) == [b"m1"]
+    winner = rec["result"]["winner"]
+    stats = {k.decode(): int(v) for k, v in client.hgetall(keys.stats("ab"[winner])).items() if k != b"last_played"}
+    assert stats["games"] == 1 and stats["wins"] == 1 and stats["points"] == rec["score"][winner]
+    assert json.loads(client.hget(keys.records, "m1")) == rec
+
+
+@pytest.mark.parametrize(
+    ("preset", "players", "names"),
+    [("tablic", 2, ["a", "b"]), ("tablic", 3, ["a", "b", "c"]), ("tablic", 4, ["a", "b", "c", "d"])],
+)
+def test_elo_changes_sum_to_zero_for_every_table_size(
+    ledger: tuple[redis.Redis, LeagueKeys], preset: str, players: int, names: list[str]
+) -> None:
+    client, keys = ledger
+    for g in range(6):
+        rec = record_for(Rules.preset(preset, players=players, target=31), f"g{g}", names)
+        seats = names[g % players :] + names[: g % players]
+        commit_result(client, keys, f"g{g}", rec, seats, [CLEAN] * players, 32, 1500)
+    assert sum(ratings(client, keys).values()) == pytest.approx(1500 * players, abs=1e-3)
+
+
+def test_the_winner_gains_what_the_loser_loses_and_a_forfeit_loses(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    rec = record_for(Rules.preset("tablic", target=31), "f", ["a", "b"])
+    rec["result"] = {"winner": 1, "reason": "forfeit", "forfeit_seat": 0}
+    commit_result(client, keys, "f", rec, ["a", "b"], [{**CLEAN, "forfeit": True}, CLEAN], 24, 1500)
+    r = ratings(client, keys)
+    assert r["b"] - 1500 == pytest.approx(12) and r["a"] - 1500 == pytest.approx(-12)
+    assert client.hget(keys.stats("a"), "forfeits") == b"1"
