@@ -14,7 +14,7 @@ import pytest
 from arena_harness import Arena, Proc
 
 from engine_service.rules import verify_record
-from scheduler.league import League, LeagueStore
+from scheduler.league import LeagueStore
 from worker.ledger import LeagueKeys
 
 pytestmark = pytest.mark.slow
