@@ -1,0 +1,609 @@
+// Tablanette Arena example bot in C++ (synchronous gRPC API).
+//
+// One bidirectional stream tablanette.v1.BotGateway/Connect: send Hello, get
+// Welcome, then answer every Turn with a PlayMove (index into legal_plays).
+// A keepalive thread sends Keepalive every Welcome.keepalive_ms / 2, so writes
+// to the stream go through one mutex. The stream is re-opened with exponential
+// backoff when it ends (server shutdown, network error); bad credentials end
+// the program with a non-zero exit code. SIGINT / SIGTERM exit 0.
+//
+// The strategy lives in strategy.cpp (ChooseMove).
+
+#include <grpcpp/grpcpp.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "strategy.h"
+#include "tablanette/v1/arena.grpc.pb.h"
+
+#ifndef TABLANETTE_BOT_VERSION
+#define TABLANETTE_BOT_VERSION "dev"
+#endif
+
+namespace v1 = tablanette::v1;
+using tablanette_bot::ChooseMove;
+using tablanette_bot::DescribePlay;
+
+namespace {
+
+// ---------------------------------------------------------------- logging --
+
+std::mutex g_log_mu;
+
+template <typename... Args>
+void Log(const Args&... args) {
+  std::ostringstream line;
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+  char millis[8];
+  std::snprintf(millis, sizeof millis, ".%03dZ", static_cast<int>(ms));
+  line << stamp << millis << " cpp-bot: ";
+  (line << ... << args);
+  line << '\n';
+  std::lock_guard<std::mutex> lock(g_log_mu);
+  std::cerr << line.str() << std::flush;
+}
+
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ---------------------------------------------------------------- options --
+
+struct Options {
+  std::string address;
+  std::string token;
+  std::string name;
+  int max_games = 4;
+  long games = 0;  // exit after this many GameOver messages; 0 = run forever
+  bool verbose = false;
+};
+
+std::string EnvOr(const char* var, const std::string& fallback) {
+  const char* v = std::getenv(var);
+  return (v != nullptr && *v != '\0') ? std::string(v) : fallback;
+}
+
+void PrintUsage(std::ostream& out) {
+  out << "Usage: tablanette-cpp-bot [options]\n"
+         "\n"
+         "Connects to a Tablanette Arena bot gateway (tablanette.v1.BotGateway/Connect)\n"
+         "and plays the games it is given with a greedy strategy.\n"
+         "\n"
+         "Options:\n"
+         "  --address HOST:PORT  gateway address (env TABLANETTE_ADDRESS, default 127.0.0.1:50051)\n"
+         "  --token TOKEN        bot token printed once by `tablanette bot add NAME`\n"
+         "                       (env TABLANETTE_TOKEN; required)\n"
+         "  --name NAME          bot name the token was issued for\n"
+         "                       (env TABLANETTE_BOT_NAME, default cpp-greedy)\n"
+         "  --max-games N        games to play at once (default 4)\n"
+         "  --games N            exit 0 after N games are over (default 0: run until stopped;\n"
+         "                       games still running are then forfeited after the grace period)\n"
+         "  --verbose            log every game start and every move\n"
+         "  --version            print the version and exit\n"
+         "  -h, --help           print this help and exit\n"
+         "\n"
+         "Exit status: 0 on SIGINT/SIGTERM (or after --games), 1 when the server refuses the\n"
+         "bot (bad token, wrong name, malformed Hello, replaced by a newer session),\n"
+         "2 on a usage error. Network errors are retried with backoff 0.5 s .. 10 s.\n";
+}
+
+[[noreturn]] void UsageError(const std::string& msg) {
+  std::cerr << "tablanette-cpp-bot: " << msg << "\n(see --help)\n";
+  std::exit(2);
+}
+
+long ParseNumber(const std::string& flag, const std::string& text, long min, long max) {
+  try {
+    size_t used = 0;
+    const long v = std::stol(text, &used);
+    if (used != text.size() || v < min || v > max) throw std::out_of_range(text);
+    return v;
+  } catch (const std::exception&) {
+    UsageError(flag + " needs a whole number between " + std::to_string(min) + " and " +
+               std::to_string(max) + ", got '" + text + "'");
+  }
+}
+
+Options ParseArgs(int argc, char** argv) {
+  Options opt;
+  opt.address = EnvOr("TABLANETTE_ADDRESS", "127.0.0.1:50051");
+  opt.token = EnvOr("TABLANETTE_TOKEN", "");
+  opt.name = EnvOr("TABLANETTE_BOT_NAME", "cpp-greedy");
+
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_value = false;
+    const auto eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto take = [&]() -> std::string {
+      if (has_value) return value;
+      if (i + 1 >= argc) UsageError(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "-h" || arg == "--help") {
+      PrintUsage(std::cout);
+      std::exit(0);
+    } else if (arg == "--version") {
+      std::cout << "tablanette-cpp-bot " << TABLANETTE_BOT_VERSION << " (gRPC " << grpc::Version()
+                << ")\n";
+      std::exit(0);
+    } else if (arg == "--address") {
+      opt.address = take();
+    } else if (arg == "--token") {
+      opt.token = take();
+    } else if (arg == "--name") {
+      opt.name = take();
+    } else if (arg == "--max-games") {
+      opt.max_games = static_cast<int>(ParseNumber(arg, take(), 1, 1000000));
+    } else if (arg == "--games") {
+      opt.games = ParseNumber(arg, take(), 0, 1000000000L);
+    } else if (arg == "--verbose") {
+      opt.verbose = true;
+    } else {
+      UsageError("unknown argument '" + std::string(argv[i]) + "'");
+    }
+  }
+  if (opt.address.empty()) UsageError("--address must not be empty");
+  if (opt.name.empty()) UsageError("--name must not be empty");
+  if (opt.token.empty())
+    UsageError("no token: pass --token TOKEN or set TABLANETTE_TOKEN "
+               "(`tablanette bot add NAME` prints one)");
+  return opt;
+}
+
+// ------------------------------------------------------- shutdown control --
+
+std::atomic<bool> g_stop{false};
+std::mutex g_ctx_mu;                         // guards g_ctx
+grpc::ClientContext* g_ctx = nullptr;        // the live stream's context
+std::mutex g_wait_mu;                        // for the backoff sleep
+std::condition_variable g_wait_cv;
+
+void RequestStop() {
+  g_stop = true;
+  {
+    std::lock_guard<std::mutex> lock(g_ctx_mu);
+    if (g_ctx != nullptr) g_ctx->TryCancel();  // unblocks the pending Read()
+  }
+  std::lock_guard<std::mutex> lock(g_wait_mu);
+  g_wait_cv.notify_all();
+}
+
+// Signals are blocked in every thread (set up before gRPC starts its own) and
+// taken here synchronously, so the handler may lock mutexes freely.
+void SignalThread(sigset_t set) {
+  int sig = 0;
+  if (sigwait(&set, &sig) != 0) return;
+  Log("received ", (sig == SIGTERM ? "SIGTERM" : "SIGINT"), ", shutting down");
+  RequestStop();
+  if (sigwait(&set, &sig) == 0) std::_Exit(0);  // a second signal: leave at once
+}
+
+// ------------------------------------------------------------ game state --
+
+struct GameInfo {
+  v1::Rules rules;
+  bool has_rules = false;
+  int seat = -1;
+  std::vector<std::vector<int>> teams;
+  std::vector<std::string> players;
+  bool warned_missing_rules = false;
+};
+
+struct PendingTurn {
+  v1::Turn turn;
+  std::set<int> tried;  // indices already sent for this turn
+};
+
+struct Tally {
+  long games = 0, won = 0, lost = 0, drawn = 0, other = 0;
+};
+
+// Kept across reconnects: games continue on the server while we are away.
+struct Book {
+  std::map<std::string, GameInfo> games;
+  std::map<std::string, PendingTurn> pending;  // by game_id
+  Tally tally;
+};
+
+const char* StatusName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED: return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL: return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
+    default: return "UNRECOGNIZED";
+  }
+}
+
+// --------------------------------------------------------------- session --
+
+enum class Outcome { kReconnect, kStop, kDone, kFatal };
+
+struct SessionResult {
+  Outcome outcome = Outcome::kReconnect;
+  bool welcomed = false;
+  std::string detail;
+};
+
+// Sends Keepalive every `interval` until stopped or a write fails.
+class KeepaliveThread {
+ public:
+  template <typename Send>
+  void Start(std::chrono::milliseconds interval, Send send) {
+    if (thread_.joinable()) return;
+    thread_ = std::thread([this, interval, send] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
+        lock.unlock();
+        v1::BotMessage msg;
+        msg.mutable_keepalive()->set_unix_ms(NowUnixMs());
+        const bool ok = send(msg);
+        lock.lock();
+        if (!ok) break;
+      }
+    });
+  }
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  ~KeepaliveThread() { Stop(); }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+int TeamOf(const GameInfo* info, int seat) {
+  if (info != nullptr) {
+    for (size_t t = 0; t < info->teams.size(); ++t)
+      for (int s : info->teams[t])
+        if (s == seat) return static_cast<int>(t);
+    if (info->has_rules && info->rules.partnerships()) return seat % 2;
+  }
+  return seat;
+}
+
+std::string JoinScores(const v1::MatchResult& result) {
+  std::string out;
+  for (int i = 0; i < result.score_size(); ++i) {
+    if (i > 0) out += "-";
+    out += std::to_string(result.score(i));
+  }
+  return out.empty() ? "?" : out;
+}
+
+class Session {
+ public:
+  Session(const Options& opt, Book& book) : opt_(opt), book_(book) {}
+
+  SessionResult Run() {
+    SessionResult result;
+    auto channel = grpc::CreateChannel(opt_.address, grpc::InsecureChannelCredentials());
+    auto stub = v1::BotGateway::NewStub(channel);
+    grpc::ClientContext ctx;
+    {
+      std::lock_guard<std::mutex> lock(g_ctx_mu);
+      if (g_stop) {
+        result.outcome = Outcome::kStop;
+        return result;
+      }
+      g_ctx = &ctx;
+    }
+    stream_ = stub->Connect(&ctx);
+
+    v1::BotMessage hello;
+    hello.mutable_hello()->set_token(opt_.token);
+    hello.mutable_hello()->set_bot_name(opt_.name);
+    hello.mutable_hello()->set_version(std::string("tablanette-cpp-bot ") + TABLANETTE_BOT_VERSION);
+    hello.mutable_hello()->set_max_games(opt_.max_games);
+    Send(hello);  // on failure the Read below fails too and Finish() says why
+
+    KeepaliveThread keepalive;
+    v1::ServerMessage msg;
+    bool done = false;
+    while (!done && stream_->Read(&msg)) {
+      switch (msg.kind_case()) {
+        case v1::ServerMessage::kWelcome: {
+          const auto& w = msg.welcome();
+          result.welcomed = true;
+          const int ka_ms = w.keepalive_ms() > 0 ? w.keepalive_ms() : 10000;
+          Log("connected to ", opt_.address, " as ", w.bot_name(), " (session ", w.session_id(),
+              ", server ", w.server_version(), ", keepalive ", ka_ms, " ms, grace ", w.grace_ms(),
+              " ms)");
+          keepalive.Start(std::chrono::milliseconds(std::max(50, ka_ms / 2)),
+                          [this](const v1::BotMessage& m) { return Send(m); });
+          break;
+        }
+        case v1::ServerMessage::kGameStarted:
+          OnGameStarted(msg.game_started());
+          break;
+        case v1::ServerMessage::kTurn:
+          OnTurn(msg.turn());
+          break;
+        case v1::ServerMessage::kPlayRejected:
+          OnPlayRejected(msg.play_rejected());
+          break;
+        case v1::ServerMessage::kGameOver:
+          OnGameOver(msg.game_over());
+          if (opt_.games > 0 && book_.tally.games >= opt_.games) done = true;
+          break;
+        case v1::ServerMessage::kKeepalive:
+          break;  // the server's own keepalive: nothing to answer
+        default:
+          break;  // a message kind newer than this bot: ignore
+      }
+    }
+
+    if (done) {
+      std::lock_guard<std::mutex> lock(write_mu_);
+      stream_->WritesDone();
+      ctx.TryCancel();
+    }
+    keepalive.Stop();  // no writer may be active during Finish()
+    const grpc::Status status = stream_->Finish();
+    {
+      std::lock_guard<std::mutex> lock(g_ctx_mu);
+      g_ctx = nullptr;
+    }
+
+    result.detail = std::string(StatusName(status.error_code())) +
+                    (status.error_message().empty() ? "" : ": " + status.error_message());
+    if (done) {
+      result.outcome = Outcome::kDone;
+    } else if (g_stop) {
+      result.outcome = Outcome::kStop;
+    } else {
+      switch (status.error_code()) {
+        case grpc::StatusCode::UNAUTHENTICATED:
+          result.outcome = Outcome::kFatal;
+          result.detail = "the server refused the token (" + result.detail +
+                          "). Check --token / TABLANETTE_TOKEN: `tablanette bot add " + opt_.name +
+                          "` prints a bot's token once.";
+          break;
+        case grpc::StatusCode::PERMISSION_DENIED:
+          result.outcome = Outcome::kFatal;
+          result.detail = "the token belongs to another bot name (" + result.detail +
+                          "). --name (now '" + opt_.name +
+                          "') must be the NAME the token was issued for by `tablanette bot add NAME`.";
+          break;
+        case grpc::StatusCode::INVALID_ARGUMENT:
+          result.outcome = Outcome::kFatal;
+          result.detail = "the server rejected this bot's Hello (" + result.detail + ").";
+          break;
+        case grpc::StatusCode::ABORTED:
+          result.outcome = Outcome::kFatal;
+          result.detail = "another session of bot '" + opt_.name +
+                          "' connected and replaced this one (" + result.detail + ").";
+          break;
+        default:
+          result.outcome = Outcome::kReconnect;  // UNAVAILABLE, network errors, ...
+          break;
+      }
+    }
+    return result;
+  }
+
+ private:
+  bool Send(const v1::BotMessage& msg) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    return stream_->Write(msg);
+  }
+
+  GameInfo& Info(const std::string& game_id) { return book_.games[game_id]; }
+
+  const v1::Rules& RulesFor(const std::string& game_id) {
+    GameInfo& info = Info(game_id);
+    if (info.has_rules) return info.rules;
+    if (!info.warned_missing_rules) {
+      info.warned_missing_rules = true;
+      Log("game ", game_id, ": no rules seen (GameStarted missed?); using tablic defaults");
+    }
+    return tablanette_bot::DefaultRules();
+  }
+
+  void OnGameStarted(const v1::GameStarted& gs) {
+    GameInfo& info = Info(gs.game_id());
+    info.seat = gs.seat();
+    info.has_rules = gs.has_rules();
+    if (gs.has_rules()) info.rules = gs.rules();
+    info.teams.clear();
+    for (const auto& team : gs.teams()) info.teams.emplace_back(team.seats().begin(), team.seats().end());
+    info.players.assign(gs.players().begin(), gs.players().end());
+    if (opt_.verbose) {
+      std::string players;
+      for (const auto& p : info.players) players += (players.empty() ? "" : ",") + p;
+      Log("game ", gs.game_id(), " started: seat ", gs.seat(), ", preset ",
+          gs.has_rules() ? gs.rules().preset() : std::string("?"), ", players ", players);
+    }
+  }
+
+  void SendMove(const v1::Turn& turn, int index) {
+    v1::BotMessage msg;
+    auto* play = msg.mutable_play();
+    play->set_game_id(turn.game_id());
+    play->set_turn_id(turn.turn_id());
+    play->set_index(index);
+    if (!Send(msg)) Log("game ", turn.game_id(), ": could not send the move (stream closing)");
+  }
+
+  void OnTurn(const v1::Turn& turn) {
+    const v1::Rules& rules = RulesFor(turn.game_id());
+    const int index = ChooseMove(turn, rules);
+    if (index < 0) {
+      Log("game ", turn.game_id(), " turn ", turn.turn_id(), ": no legal plays offered; not answering");
+      return;
+    }
+    PendingTurn& pending = book_.pending[turn.game_id()];
+    pending.turn = turn;
+    pending.tried = {index};
+    if (opt_.verbose)
+      Log("game ", turn.game_id(), " turn ", turn.turn_id(), ": table [",
+          Joined(turn.observation().table()), "] hand [", Joined(turn.observation().hand()),
+          "] -> ", DescribePlay(turn.legal_plays(index)));
+    SendMove(turn, index);
+  }
+
+  void OnPlayRejected(const v1::PlayRejected& rej) {
+    Log("game ", rej.game_id(), " turn ", rej.turn_id(), ": play rejected: ", rej.reason());
+    auto it = book_.pending.find(rej.game_id());
+    if (it == book_.pending.end() || it->second.turn.turn_id() != rej.turn_id()) return;
+    PendingTurn& pending = it->second;
+    const v1::Turn& turn = pending.turn;
+    constexpr size_t kMaxTries = 3;
+    if (pending.tried.size() >= kMaxTries) return;
+    if (turn.deadline_unix_ms() > 0 && NowUnixMs() >= turn.deadline_unix_ms()) return;
+    const int index = ChooseMove(turn, RulesFor(rej.game_id()), pending.tried);
+    if (index < 0) return;
+    pending.tried.insert(index);
+    Log("game ", rej.game_id(), " turn ", rej.turn_id(), ": trying ",
+        DescribePlay(turn.legal_plays(index)), " instead");
+    SendMove(turn, index);
+  }
+
+  void OnGameOver(const v1::GameOver& over) {
+    const auto it = book_.games.find(over.game_id());
+    const GameInfo* info = it == book_.games.end() ? nullptr : &it->second;
+    const int seat = over.seat() >= 0 ? over.seat() : (info != nullptr ? info->seat : -1);
+    const int team = TeamOf(info, seat);
+    const v1::MatchResult& r = over.result();
+    Tally& tally = book_.tally;
+    ++tally.games;
+    std::string outcome;
+    if (r.reason() == "aborted") {
+      outcome = "ABORTED";
+      ++tally.other;
+    } else if (r.winner() < 0) {
+      outcome = "DRAW";
+      ++tally.drawn;
+    } else if (r.winner() == team) {
+      outcome = "WON";
+      ++tally.won;
+    } else {
+      outcome = "LOST";
+      ++tally.lost;
+    }
+    std::string extra;
+    if (r.reason() == "forfeit") extra = " forfeit_seat=" + std::to_string(r.forfeit_seat());
+    Log("game ", over.game_id(), " over: ", outcome, " seat ", seat, " team ", team, " score ",
+        JoinScores(r), " reason=", r.reason(), extra, " record=", over.record_id(), " | totals ",
+        tally.won, "W ", tally.lost, "L ", tally.drawn, "D", (tally.other ? " " : ""),
+        (tally.other ? std::to_string(tally.other) + " aborted" : std::string()), " in ",
+        tally.games, " games");
+    book_.games.erase(over.game_id());
+    book_.pending.erase(over.game_id());
+  }
+
+  template <typename Cards>
+  static std::string Joined(const Cards& cards) {
+    std::string out;
+    for (const auto& c : cards) out += (out.empty() ? "" : " ") + c;
+    return out;
+  }
+
+  const Options& opt_;
+  Book& book_;
+  std::mutex write_mu_;  // the main thread and the keepalive thread both write
+  std::unique_ptr<grpc::ClientReaderWriter<v1::BotMessage, v1::ServerMessage>> stream_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = ParseArgs(argc, argv);
+
+  // Block SIGINT/SIGTERM before any thread exists (gRPC starts its own), and
+  // take them in one dedicated thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  std::thread(SignalThread, signals).detach();
+
+  Log("tablanette-cpp-bot ", TABLANETTE_BOT_VERSION, " (gRPC ", grpc::Version(), "): bot '",
+      opt.name, "' -> ", opt.address, ", max_games ", opt.max_games);
+
+  Book book;
+  using Seconds = std::chrono::duration<double>;
+  constexpr double kFirstDelay = 0.5, kMaxDelay = 10.0;
+  double delay = kFirstDelay;
+  while (!g_stop) {
+    Session session(opt, book);
+    const SessionResult r = session.Run();
+    switch (r.outcome) {
+      case Outcome::kStop:
+        Log("stopped");
+        return 0;
+      case Outcome::kDone:
+        Log("played ", book.tally.games, " games, exiting");
+        return 0;
+      case Outcome::kFatal:
+        Log("fatal: ", r.detail);
+        return 1;
+      case Outcome::kReconnect:
+        break;
+    }
+    if (r.welcomed) delay = kFirstDelay;  // the server accepted us: start over
+    Log("stream ended (", r.detail, "); reconnecting in ", delay, " s");
+    {
+      std::unique_lock<std::mutex> lock(g_wait_mu);
+      g_wait_cv.wait_for(lock, Seconds(delay), [] { return g_stop.load(); });
+    }
+    delay = std::min(delay * 2, kMaxDelay);
+  }
+  Log("stopped");
+  return 0;
+}
