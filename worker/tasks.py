@@ -16,3 +16,13 @@ def play_match(self: Task, league_id: str, match_id: str) -> str:
     except Transient as exc:
         countdown = min(exc.retry_after * 2 ** min(self.request.retries, 6), 300)
         raise self.retry(exc=exc, countdown=countdown) from None
+
+
+@app.task(name="tablanette.noop", ignore_result=True)
+def noop(counter_key: str) -> None:
+    """Does nothing but count itself: the baseline of bench/tournament.py (raw Celery throughput)."""
+    import redis
+
+    client = redis.Redis.from_url(settings.redis_url)
+    client.incr(counter_key)
+    client.close()

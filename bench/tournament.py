@@ -1,0 +1,138 @@
+"""A league end to end, beside raw Celery and raw gRPC, all measured in the same run.
+
+- **league**: a round-robin of fast bots (``random``, one deal per match) played by
+  two Celery worker processes through a real engine service: matches/second and
+  moves/second from the first enqueue to the last commit.
+- **raw Celery**: no-op tasks through the same broker and the same two workers
+  (each task only increments a counter): tasks/second.
+- **raw gRPC**: a bidirectional ping-pong between two processes: round trips/second.
+
+Run: ``python bench/tournament.py [--quick] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from arena_harness import Arena, unique_prefix  # noqa: E402
+
+from bench.gateway import bench_pingpong  # noqa: E402
+
+
+def _cli(arena: Arena, *args: str) -> None:
+    done = arena.tablanette(*args, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"tablanette {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+
+
+def bench_league(arena: Arena, bots: list[str], games: int) -> tuple[float, int, int]:
+    _cli(arena, "league", "create", "bench", "--games", str(games), "--rule", "deals=1")
+    _cli(arena, "league", "add-bot", "bench", *bots)
+    _cli(arena, "league", "start", "bench", "--window", "0")
+    base = f"{arena.prefix}:league:bench"
+    ids = [m.decode() for m in arena.redis.lrange(f"{base}:plan", 0, -1)]
+    queued = [float(arena.redis.hget(f"{base}:match:{m}", "queued_at") or 0) for m in ids]
+    finished = [float(arena.redis.hget(f"{base}:match:{m}", "finished_at") or 0) for m in ids]
+    elapsed = max(finished) - min(queued)  # first enqueue to last commit, CLI start-up excluded
+    raw = arena.redis.hgetall(f"{base}:records")
+    moves = sum(len(d["plays"]) for rec in raw.values() for d in json.loads(rec)["deals"])
+    return elapsed, len(raw), moves
+
+
+def bench_celery_noop(arena: Arena, count: int) -> float:
+    env = arena.env()
+    code = (
+        "import sys, time, redis\n"
+        "from worker.celery_app import app, settings\n"
+        "key, n = sys.argv[1], int(sys.argv[2])\n"
+        "r = redis.Redis.from_url(settings.redis_url)\n"
+        "start = time.perf_counter()\n"
+        "for _ in range(n): app.send_task('tablanette.noop', args=[key], queue=settings.queue)\n"
+        "while int(r.get(key) or 0) < n: time.sleep(0.01)\n"
+        "print(time.perf_counter() - start)\n"
+    )
+    key = f"{arena.prefix}:bench:noop"
+    out = subprocess.run(
+        [sys.executable, "-c", code, key, str(count)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=600,
+        check=True,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    bots = ["b1", "b2", "b3", "b4"]
+    games = 2 if args.quick else 6
+    noops = 200 if args.quick else 2000
+    pings = 500 if args.quick else 5000
+
+    tmp = Path(subprocess.check_output(["mktemp", "-d"], text=True).strip())
+    arena = Arena(unique_prefix("bench-tournament"), tmp)
+    try:
+        _, port = arena.start_engine()
+        for b in bots:
+            arena.start_python_bot("random", b, arena.add_bot(b), port)
+        for w in ("w1", "w2"):
+            arena.start_worker(w)
+        arena.wait_connected(*bots)
+        league_s, matches, moves = bench_league(arena, bots, games)
+        noop_s = bench_celery_noop(arena, noops)
+        echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
+        deadline = time.monotonic() + 10
+        while not (m := re.search(r"listening on [\d.]+:(\d+)", echo.text())):
+            if time.monotonic() > deadline:
+                raise RuntimeError("ping-pong server did not start")
+            time.sleep(0.05)
+        ping_s = asyncio.run(bench_pingpong(int(m.group(1)), pings, 600))
+    finally:
+        arena.close()
+
+    figures = {
+        "matches": matches,
+        "matches_per_second": round(matches / league_s, 2),
+        "moves": moves,
+        "moves_per_second": round(moves / league_s, 1),
+        "celery_noop_tasks_per_second": round(noops / noop_s, 1),
+        "grpc_pingpongs_per_second": round(pings / ping_s, 1),
+    }
+    figures["match_vs_noop_task"] = round(figures["celery_noop_tasks_per_second"] / figures["matches_per_second"], 1)
+    figures["move_vs_pingpong"] = round(figures["grpc_pingpongs_per_second"] / figures["moves_per_second"], 2)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print("a league end to end (2 Celery workers, 1 engine service, 4 random bots, one deal per match)")
+    print(
+        f"  league               {figures['matches_per_second']:10.2f} matches/s  {figures['moves_per_second']:10.1f}"
+        f" moves/s   ({matches} matches, {moves} moves in {league_s:.1f} s)"
+    )
+    print(
+        f"  raw Celery no-op     {figures['celery_noop_tasks_per_second']:10.1f} tasks/s    (same broker, same workers)"
+        f"   -> one match costs {figures['match_vs_noop_task']}x a no-op task"
+    )
+    print(
+        f"  raw gRPC ping-pong   {figures['grpc_pingpongs_per_second']:10.1f} round trips/s"
+        f"   -> one move costs {figures['move_vs_pingpong']}x a ping-pong"
+    )
+
+
+if __name__ == "__main__":
+    main()
