@@ -21,7 +21,7 @@ import redis
 
 from engine_service.rules import Rules
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
-from worker.ledger import LeagueKeys, text
+from worker.ledger import LeagueKeys, set_state, text
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet")
 TASK_NAME = "tablanette.play_match"
@@ -242,7 +242,7 @@ class LeagueStore:
         return out
 
     def mark_queued(self, league_id: str, match_id: str) -> None:
-        self.r.hset(self.keys(league_id).match(match_id), mapping={"status": "queued", "queued_at": time.time()})
+        set_state(self.r, self.keys(league_id), match_id, "queued", queued_at=time.time())
 
     def cancel(self, league_id: str) -> None:
         self.load(league_id)
@@ -265,10 +265,8 @@ class LeagueStore:
         total = self.r.llen(keys.plan)
         done = self.r.scard(keys.done)
         failed = self.r.scard(keys.failed)
-        running = queued = 0
-        for _, s in self.unfinished(league_id):
-            running += s == "running"
-            queued += s == "queued"
+        running = self.r.scard(keys.state_set("running"))
+        queued = self.r.scard(keys.state_set("queued"))
         started = float(meta[b"started_at"]) if b"started_at" in meta else None
         finished = float(meta[b"finished_at"]) if b"finished_at" in meta else None
         st = LeagueStatus(league_id, text(meta[b"status"]), total, done, failed, running, queued, started, finished)

@@ -22,7 +22,7 @@ import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from engine_service.rules import Rules
-from worker.ledger import LeagueKeys, commit_result, text
+from worker.ledger import LeagueKeys, commit_result, set_state, text
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner
 from worker.settings import WorkerSettings
 
@@ -72,7 +72,7 @@ def _play(client: redis.Redis, keys: LeagueKeys, settings: WorkerSettings, match
         client.eval(_RELEASE, 1, keys.lease(match_id), token)
         return "failed"
     try:
-        client.hset(mkey, mapping={"status": "running", "worker": worker_id})
+        set_state(client, keys, match_id, "running", worker=worker_id)
         meta = client.hgetall(keys.meta)
         rules = Rules.from_record(json.loads(meta[b"rules"]), players=int(meta[b"players"]))
         seats = json.loads(spec[b"seats"])
@@ -98,7 +98,7 @@ def _play(client: redis.Redis, keys: LeagueKeys, settings: WorkerSettings, match
         )
         return "done" if stored else "already-done"
     except Transient:
-        client.hset(mkey, "status", "queued")
+        set_state(client, keys, match_id, "queued")
         raise
     finally:
         client.eval(_RELEASE, 1, keys.lease(match_id), token)
@@ -135,6 +135,5 @@ async def _renew(client: AsyncRedis, key: str, token: str, lease_ms: int) -> Non
 
 
 def _fail(client: redis.Redis, keys: LeagueKeys, match_id: str, reason: str) -> None:
-    client.hset(keys.match(match_id), mapping={"status": "failed", "error": reason})
-    client.sadd(keys.failed, match_id)
+    set_state(client, keys, match_id, "failed", error=reason)
     log.error("match %s of league %s failed: %s", match_id, keys.league, reason)

@@ -56,13 +56,31 @@ class LeagueKeys:
     def lease(self, match_id: str) -> str:
         return f"{self.base}:lease:{match_id}"
 
+    def state_set(self, state: str) -> str:
+        """Set of the match ids in ``state`` (queued, running, done or failed)."""
+        return f"{self.base}:{state}"
+
     @property
     def done(self) -> str:
-        return f"{self.base}:done"
+        return self.state_set("done")
 
     @property
     def failed(self) -> str:
-        return f"{self.base}:failed"
+        return self.state_set("failed")
+
+    @property
+    def head_to_head(self) -> str:
+        """Hash ``"a\tb"`` -> points ``a`` scored against ``b`` (1 a win, 0.5 a draw)."""
+        return f"{self.base}:h2h"
+
+    @property
+    def head_to_head_games(self) -> str:
+        """Hash ``"a\tb"`` -> games ``a`` and ``b`` played against each other."""
+        return f"{self.base}:h2h-games"
+
+    def bot_matches(self, bot: str) -> str:
+        """List of the match ids ``bot`` played, in the order they finished."""
+        return f"{self.base}:bot-matches:{bot}"
 
     @property
     def records(self) -> str:
@@ -115,6 +133,10 @@ for i = 1, n do
       local d = scale * (s - e)
       delta[i] = delta[i] + d
       delta[j] = delta[j] - d
+      redis.call('HINCRBYFLOAT', base .. ':h2h', bots[i] .. '\t' .. bots[j], s)
+      redis.call('HINCRBYFLOAT', base .. ':h2h', bots[j] .. '\t' .. bots[i], 1 - s)
+      redis.call('HINCRBY', base .. ':h2h-games', bots[i] .. '\t' .. bots[j], 1)
+      redis.call('HINCRBY', base .. ':h2h-games', bots[j] .. '\t' .. bots[i], 1)
     end
   end
 end
@@ -133,6 +155,7 @@ for i = 1, n do
   redis.call('HINCRBY', skey, 'illegal', conduct[i]['illegal'])
   if conduct[i]['forfeit'] then redis.call('HINCRBY', skey, 'forfeits', 1) end
   redis.call('HSET', skey, 'last_played', now)
+  redis.call('RPUSH', base .. ':bot-matches:' .. bots[i], mid)
   redis.call('RPUSH', base .. ':history:' .. bots[i],
     cjson.encode({match = mid, rating = new, delta = delta[i], at = tonumber(now)}))
   changes[i] = string.format('%.6f', delta[i])
@@ -140,11 +163,32 @@ end
 redis.call('HSET', base .. ':records', mid, ARGV[3])
 redis.call('HSET', mkey, 'status', 'done', 'result', ARGV[4], 'finished_at', now,
            'elo', cjson.encode(changes))
+for _, state in ipairs({'queued', 'running', 'failed'}) do redis.call('SREM', base .. ':' .. state, mid) end
 redis.call('SADD', base .. ':done', mid)
-redis.call('SREM', base .. ':failed', mid)
 redis.call('RPUSH', base .. ':finished', mid)
 return 1
 """
+
+
+_SET_STATE = """
+local base, mid, state = ARGV[1], ARGV[2], ARGV[3]
+local mkey = base .. ':match:' .. mid
+if redis.call('HGET', mkey, 'status') == 'done' then return 0 end
+for _, s in ipairs({'queued', 'running', 'failed'}) do redis.call('SREM', base .. ':' .. s, mid) end
+if state ~= 'planned' then redis.call('SADD', base .. ':' .. state, mid) end
+redis.call('HSET', mkey, 'status', state)
+for i = 4, #ARGV, 2 do redis.call('HSET', mkey, ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
+
+def set_state(client: redis.Redis, keys: LeagueKeys, match_id: str, state: str, **fields: object) -> bool:
+    """Move a match to ``state`` (planned, queued, running, failed), fields included.
+
+    Atomic, and never moves a done match (only :func:`commit_result` makes one).
+    """
+    extra = [str(x) for kv in fields.items() for x in kv]
+    return bool(client.eval(_SET_STATE, 0, keys.base, match_id, state, *extra))
 
 
 def placing(rules: Rules, totals: list[int], winner: int | None, forfeit_team: int | None) -> list[float]:

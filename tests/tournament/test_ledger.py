@@ -71,3 +71,33 @@ def test_the_winner_gains_what_the_loser_loses_and_a_forfeit_loses(ledger: tuple
     r = ratings(client, keys)
     assert r["b"] - 1500 == pytest.approx(12) and r["a"] - 1500 == pytest.approx(-12)
     assert client.hget(keys.stats("a"), "forfeits") == b"1"
+
+
+def test_head_to_head_and_per_bot_match_lists_add_up(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    for g in range(4):
+        rec = record_for(Rules.preset("tablic", target=31), f"h{g}", ["a", "b"])
+        seats = ["a", "b"] if g % 2 == 0 else ["b", "a"]
+        commit_result(client, keys, f"h{g}", rec, seats, [CLEAN, CLEAN], 24, 1500)
+    h2h = {k.decode(): float(v) for k, v in client.hgetall(keys.head_to_head).items()}
+    games = {k.decode(): int(v) for k, v in client.hgetall(keys.head_to_head_games).items()}
+    assert games == {"a\tb": 4, "b\ta": 4}
+    assert h2h["a\tb"] + h2h["b\ta"] == 4
+    wins_a = int(client.hget(keys.stats("a"), "wins") or 0) + 0.5 * int(client.hget(keys.stats("a"), "draws") or 0)
+    assert h2h["a\tb"] == wins_a
+    assert client.lrange(keys.bot_matches("a"), 0, -1) == [b"h0", b"h1", b"h2", b"h3"]
+
+
+def test_state_moves_keep_one_set_per_match_and_never_undo_a_result(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    from worker.ledger import set_state
+
+    client, keys = ledger
+    client.hset(keys.match("m"), "status", "planned")
+    assert set_state(client, keys, "m", "queued", queued_at=1)
+    assert set_state(client, keys, "m", "running", worker="w1")
+    assert client.smembers(keys.state_set("running")) == {b"m"} and not client.smembers(keys.state_set("queued"))
+    rec = record_for(Rules.preset("tablic", target=31), "m", ["a", "b"])
+    commit_result(client, keys, "m", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500)
+    assert not client.smembers(keys.state_set("running")) and client.smembers(keys.done) == {b"m"}
+    assert set_state(client, keys, "m", "queued") is False  # a late duplicate cannot reopen it
+    assert client.hget(keys.match("m"), "status") == b"done"
