@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,18 +275,18 @@ class LeagueStore:
         return st
 
     def ladder(self, league_id: str) -> list[LadderRow]:
+        """Every bot, best rating first (one pipelined read of all stats)."""
         keys = self.keys(league_id)
-        rows = []
         ranked: list[tuple[bytes, float]] = self.r.zrevrange(keys.ladder, 0, -1, withscores=True)  # type: ignore[assignment]
-        for bot, rating in ranked:
-            name = text(bot)
-            stats = {text(k): text(v) for k, v in self.r.hgetall(keys.stats(name)).items()}
-            row = LadderRow(name, float(rating))
-            for f in ("games", "wins", "draws", "losses", "points", "timeouts", "illegal", "forfeits"):
-                setattr(row, f, int(stats.get(f, 0)))
-            row.last_played = float(stats["last_played"]) if "last_played" in stats else None
-            rows.append(row)
-        return rows
+        pipe = self.r.pipeline()
+        for bot, _ in ranked:
+            pipe.hgetall(keys.stats(text(bot)))
+        return [_row(text(bot), rating, stats) for (bot, rating), stats in zip(ranked, pipe.execute(), strict=True)]
+
+    def ladder_row(self, league_id: str, bot: str) -> LadderRow | None:
+        keys = self.keys(league_id)
+        rating = self.r.zscore(keys.ladder, bot)
+        return None if rating is None else _row(bot, float(rating), self.r.hgetall(keys.stats(bot)))
 
     def records(self, league_id: str) -> Iterator[dict[str, Any]]:
         """Finished records in plan order."""
@@ -295,6 +295,15 @@ class LeagueStore:
             raw = self.r.hget(keys.records, mid)
             if raw is not None:
                 yield json.loads(raw)
+
+
+def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:
+    stats = {text(k): text(v) for k, v in raw.items()}
+    row = LadderRow(bot, float(rating))
+    for f in ("games", "wins", "draws", "losses", "points", "timeouts", "illegal", "forfeits"):
+        setattr(row, f, int(stats.get(f, 0)))
+    row.last_played = float(stats["last_played"]) if "last_played" in stats else None
+    return row
 
 
 def feed(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from . import demo_cmd, league_cmd, records_cmd, rules_cmd, selfplay_cmd, service_cmd, up_cmd
+from . import demo_cmd, league_cmd, records_cmd, rules_cmd, selfplay_cmd, service_cmd, up_cmd, web_cmd
 
 app = typer.Typer(
     name="tablanette",
@@ -19,6 +19,7 @@ app.command("selfplay")(selfplay_cmd.selfplay)
 app.command("demo")(demo_cmd.demo)
 app.command("serve")(service_cmd.serve)
 app.command("up")(up_cmd.up)
+app.command("web")(web_cmd.web)
 app.add_typer(service_cmd.bot_app, name="bot")
 app.add_typer(league_cmd.app, name="league")
 records_cmd.app.command("export")(league_cmd.export)

@@ -1,0 +1,1 @@
+"""The web ladder: a JSON API and static pages over the league data in Redis."""

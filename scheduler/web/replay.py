@@ -1,0 +1,85 @@
+"""Replay frames: a record re-played by the engine, one frame per step, for the viewer.
+
+Frames are computed by the rules engine (the same replay as ``records verify``),
+so what the viewer shows is what the engine says happened.
+
+>>> from bots import make_bot, play_match
+>>> from engine_service.rules import Rules, match_record
+>>> m = play_match(Rules.preset("tablic", target=21), "doc", [make_bot("greedy"), make_bot("random", 1)])
+>>> frames = replay_frames(match_record(m, ["a", "b"], "doc"))
+>>> frames[0]["kind"], frames[-1]["kind"], frames[-1]["totals"] == m.totals
+('deal', 'result', True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine_service.rules import DealState, Match, Play, Rules, card_names, verify_record
+
+
+def _position(deal: DealState) -> dict[str, Any]:
+    return {
+        "table": card_names(deal.table),
+        "hands": [card_names(h) for h in deal.hands],
+        "pile_counts": [p.bit_count() for p in deal.piles],
+        "deal_bonus": list(deal.bonus),
+    }
+
+
+def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every step of a match: deal starts, plays, new rounds, deal ends, the result."""
+    verify_record(record)  # refuse to draw a record the engine does not accept
+    rules = Rules.from_record(record["rules"], players=len(record["players"]))
+    match = Match(rules, record["seed"])
+    frames: list[dict[str, Any]] = []
+    for k, raw in enumerate(record["deals"]):
+        deal = match.deal
+        totals = list(match.totals)
+        frames.append({"kind": "deal", "deal": k, "dealer": raw["dealer"], "totals": totals, **_position(deal)})
+        for i, p in enumerate(raw["plays"]):
+            before_round = deal.round
+            table_before = card_names(deal.table)
+            last = deal.rounds_left == 0 and sum(h.bit_count() for h in deal.hands) == 1
+            done = match.play(Play.of(p["card"], p["captured"]), auto=bool(p.get("auto")))
+            cleared = bool(done.mask) and not (deal.leftover if deal.over else deal.table)
+            frame = {
+                "kind": "play",
+                "deal": k,
+                "play": i,
+                "seat": done.seat,
+                "card": p["card"],
+                "captured": p["captured"],
+                "bonus": done.bonus,
+                "tabla": cleared and (not last or rules.last_play_tabla),
+                "auto": bool(p.get("auto")),
+                "table_before": table_before,
+                "totals": totals,
+                **_position(deal),
+            }
+            if deal.over:
+                frame["table"] = card_names(deal.leftover)
+            frames.append(frame)
+            if not deal.over and deal.round != before_round:
+                frames.append({"kind": "round", "deal": k, "round": deal.round, "totals": totals, **_position(deal)})
+        if len(match.deals) > k:
+            finished = match.deals[k]
+            frames.append(
+                {
+                    "kind": "end",
+                    "deal": k,
+                    "score": list(finished.score),
+                    "totals": list(match.totals),
+                    "leftover": {"team": finished.leftover_team, "cards": card_names(finished.leftover)},
+                    "complete": finished.complete,
+                    "table": [],
+                    "hands": [[] for _ in range(rules.players)],
+                    "pile_counts": [p.bit_count() for p in deal.piles],
+                    "deal_bonus": list(deal.bonus),
+                }
+            )
+    result = record["result"]
+    if match.result is None:
+        (match.forfeit(result["forfeit_seat"]) if result["reason"] == "forfeit" else match.abort())
+    frames.append({"kind": "result", "result": result, "totals": list(match.totals), "score": record["score"]})
+    return frames
