@@ -224,9 +224,12 @@ class DealState:
         rules = self.rules
         self.over = True
         if self.table:
-            if rules.leftover_to == "dealer":
+            # RULES.md leftover_to: nobody takes the leftover if no one captured.
+            if self.last_capturer is None:
+                self.leftover_team = None
+            elif rules.leftover_to == "dealer":
                 self.leftover_team = rules.team_of(self.layout.dealer)
-            elif self.last_capturer is not None:
+            else:
                 self.leftover_team = rules.team_of(self.last_capturer)
             self.leftover = self.table
             if self.leftover_team is not None:

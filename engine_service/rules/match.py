@@ -2,7 +2,8 @@
 
 The match owns the sequence of deals, the running totals and the result. The
 deck of every deal comes from the seed (:mod:`engine_service.rules.shuffle`),
-or, when re-verifying a record, from the record's own layouts.
+or from explicit layouts (a "what if the hidden cards were dealt otherwise"
+twin, used to prove observations never depend on them).
 
 >>> from engine_service.rules.rules import Rules
 >>> m = Match(Rules.preset("tablic", target=20), seed="doc")

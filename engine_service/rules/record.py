@@ -23,7 +23,7 @@ from typing import IO, Any
 
 from .cards import CARDS, card_names, mask_of, parse_cards
 from .errors import RecordError, TablanetteError
-from .match import Match, MatchResult
+from .match import FinishedDeal, Match, MatchResult
 from .play import Play
 from .rules import Rules
 from .shuffle import DealLayout, deal_layout
@@ -128,8 +128,12 @@ def verify_record(record: Mapping[str, Any]) -> Match:
     except RecordError as exc:
         raise RecordError(f"record {rid}: {exc}") from None
     except (TablanetteError, KeyError, TypeError, IndexError, AttributeError) as exc:
-        what = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
-        raise RecordError(f"record {rid}: {what}") from None
+        raise RecordError(f"record {rid}: {_problem(exc)}") from None
+
+
+def _problem(exc: Exception) -> str:
+    """What a malformed record's error means, in words."""
+    return f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
 
 
 def _verify(record: Mapping[str, Any]) -> Match:
@@ -141,14 +145,16 @@ def _verify(record: Mapping[str, Any]) -> Match:
     rules = Rules.from_record(record["rules"], players=len(players))
     if record["teams"] != [list(t) for t in rules.teams]:
         raise RecordError(f"teams {record['teams']} do not match the rules {list(rules.teams)}")
-    seed = record.get("seed")
+    seed = record["seed"]
+    if not isinstance(seed, str):
+        raise RecordError(f"seed must be a string, got {seed!r}")
     raw_deals = record["deals"]
-    layouts = [_layout(rules, d, k) for k, d in enumerate(raw_deals)]
-    if isinstance(seed, str) and seed:
-        for k, layout in enumerate(layouts):
-            if layout != deal_layout(rules, seed, k):
-                raise RecordError(f"deal {k}: the cards dealt are not those of seed {seed!r}")
-    match = Match(rules, seed if isinstance(seed, str) else "", layouts)
+    for k, raw in enumerate(raw_deals):
+        if _layout(rules, raw, k) != deal_layout(rules, seed, k):
+            raise RecordError(f"deal {k}: the cards dealt are not those of seed {seed!r}")
+    # Every recorded deal is the seed's own, so the match deals from the seed (which
+    # also covers a match forfeited or aborted before its first play: no deals at all).
+    match = Match(rules, seed)
     result = record["result"]
     for k, raw in enumerate(raw_deals):
         _replay_deal(match, raw, k, last=k == len(raw_deals) - 1, result=result)
@@ -159,6 +165,10 @@ def _verify(record: Mapping[str, Any]) -> Match:
             match.abort()
         else:
             raise RecordError(f"the match is not over after {len(raw_deals)} deals")
+        if len(match.deals) != len(raw_deals):
+            raise RecordError(f"deal {len(raw_deals) - 1}: a deal without plays is never recorded")
+        if raw_deals:  # the deal cut short by the forfeit or abort
+            _check_deal_end(raw_deals[-1], match.deals[-1], len(raw_deals) - 1)
     if list(record["score"]) != match.totals:
         raise RecordError(f"score {record['score']} but the plays give {match.totals}")
     want = MatchResult(result.get("winner"), result.get("reason"), result.get("forfeit_seat"))
@@ -175,8 +185,8 @@ def _layout(rules: Rules, raw: Mapping[str, Any], k: int) -> DealLayout:
             tuple(tuple(mask_of(parse_cards(h)) for h in rnd) for rnd in raw["hands"]),
         )
         layout.check(rules)
-    except TablanetteError as exc:
-        raise RecordError(f"deal {k}: {exc}") from None
+    except (TablanetteError, KeyError, TypeError, ValueError) as exc:
+        raise RecordError(f"deal {k}: {_problem(exc)}") from None
     if layout.dealer != k % rules.players:
         raise RecordError(f"deal {k}: dealer is {layout.dealer}, the rotation gives {k % rules.players}")
     return layout
@@ -185,30 +195,48 @@ def _layout(rules: Rules, raw: Mapping[str, Any], k: int) -> DealLayout:
 def _replay_deal(match: Match, raw: Mapping[str, Any], k: int, last: bool, result: Mapping[str, Any]) -> None:
     if match.result is not None:
         raise RecordError(f"deal {k}: the match was already over ({match.result.reason})")
+    try:
+        _replay_plays(match, raw["plays"], k)
+        finished = match.deals[k] if len(match.deals) > k else None
+        if finished is None:
+            if not (last and result.get("reason") in ("forfeit", "aborted")):
+                raise RecordError(f"deal {k}: the plays end before the deal does")
+            return
+        _check_deal_end(raw, finished, k)
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise RecordError(f"deal {k}: {_problem(exc)}") from None
+
+
+def _replay_plays(match: Match, raw_plays: Sequence[Mapping[str, Any]], k: int) -> None:
     deal = match.deal
-    for i, p in enumerate(raw["plays"]):
+    for i, p in enumerate(raw_plays):
         where = f"deal {k}, play {i}"
-        if match.result is not None or deal.over:
-            raise RecordError(f"{where}: the deal is already over")
-        if p["seat"] != deal.turn:
-            raise RecordError(f"{where}: seat {p['seat']} played but seat {deal.turn} was to play")
         try:
-            play = Play.of(p["card"], p["captured"])
-            if p.get("auto") and play != deal.timeout_play():
-                raise RecordError(f"automatic play {play} is not the engine's {deal.timeout_play()}")
-            done = match.play(play, auto=bool(p.get("auto")))
-        except TablanetteError as exc:
-            raise RecordError(f"{where}: {exc}") from None
-        if done.bonus != p["bonus"]:
-            raise RecordError(f"{where}: bonus {p['bonus']} but {play} scores {done.bonus}")
-    finished = match.deals[k] if len(match.deals) > k else None
-    if finished is None:
-        if not (last and result.get("reason") in ("forfeit", "aborted")):
-            raise RecordError(f"deal {k}: the plays end before the deal does")
-        return
-    want_left = raw["leftover"] or {"team": None, "cards": []}
-    got_left = {"team": finished.leftover_team, "cards": card_names(finished.leftover)}
-    if want_left != got_left:
-        raise RecordError(f"deal {k}: leftover {want_left} but the plays give {got_left}")
-    if list(raw["score"]) != list(finished.score):
-        raise RecordError(f"deal {k}: score {raw['score']} but the plays give {list(finished.score)}")
+            if match.result is not None or deal.over:
+                raise RecordError(f"{where}: the deal is already over")
+            if p["seat"] != deal.turn:
+                raise RecordError(f"{where}: seat {p['seat']!r} played but seat {deal.turn} was to play")
+            try:
+                play = Play.of(p["card"], p["captured"])
+                if p.get("auto") and play != deal.timeout_play():
+                    raise RecordError(f"automatic play {play} is not the engine's {deal.timeout_play()}")
+                done = match.play(play, auto=bool(p.get("auto")))
+            except TablanetteError as exc:
+                raise RecordError(f"{where}: {exc}") from None
+            if done.bonus != p["bonus"]:
+                raise RecordError(f"{where}: bonus {p['bonus']} but {play} scores {done.bonus}")
+        except (KeyError, TypeError, AttributeError, IndexError) as exc:
+            raise RecordError(f"{where}: {_problem(exc)}") from None
+
+
+def _check_deal_end(raw: Mapping[str, Any], finished: FinishedDeal, k: int) -> None:
+    """The recorded leftover and score of deal ``k`` against the replayed deal."""
+    try:
+        want_left = raw["leftover"] or {"team": None, "cards": []}
+        got_left = {"team": finished.leftover_team, "cards": card_names(finished.leftover)}
+        if want_left != got_left:
+            raise RecordError(f"deal {k}: leftover {want_left} but the plays give {got_left}")
+        if list(raw["score"]) != list(finished.score):
+            raise RecordError(f"deal {k}: score {raw['score']} but the plays give {list(finished.score)}")
+    except (KeyError, TypeError) as exc:
+        raise RecordError(f"deal {k}: {_problem(exc)}") from None
