@@ -139,12 +139,12 @@ class EngineServer:
         )
         return self.port
 
-    async def stop(self, grace: float = 5.0) -> None:
+    async def stop(self, grace: float | None = None) -> None:
         """Graceful drain: NOT_SERVING, ask bots to reconnect elsewhere, finish in-flight calls."""
         for name in ("", *SERVICES):
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.NOT_SERVING)
         self.gateway.drain()
-        await self.server.stop(grace)
+        await self.server.stop(self.settings.drain_seconds if grace is None else grace)
         if self._upkeep is not None:
             self._upkeep.cancel()
             with contextlib.suppress(asyncio.CancelledError):

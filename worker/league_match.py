@@ -16,6 +16,7 @@ import json
 import logging
 import secrets
 from dataclasses import asdict
+from pathlib import Path
 
 import grpc
 import redis
@@ -23,7 +24,7 @@ from redis.asyncio import Redis as AsyncRedis
 
 from engine_service.rules import Rules
 from worker.ledger import LeagueKeys, commit_result, set_state, text
-from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner
+from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
 from worker.settings import WorkerSettings
 
 log = logging.getLogger("tablanette.worker")
@@ -108,11 +109,12 @@ async def _run(
     settings: WorkerSettings, keys: LeagueKeys, match_id: str, token: str, rules: Rules, seed: str, seats: list[str]
 ) -> MatchOutcome:
     aredis = AsyncRedis.from_url(settings.redis_url)
-    runner = MatchRunner(aredis, settings.prefix, grace_ms=settings.grace_ms)
+    tls_ca = Path(settings.tls_ca).read_bytes() if settings.tls_ca else None
+    runner = MatchRunner(aredis, settings.prefix, grace_ms=settings.grace_ms, tls_ca=tls_ca)
     renew = asyncio.create_task(_renew(aredis, keys.lease(match_id), token, settings.lease_ms))
     try:
         return await runner.play(rules, seed, seats, f"{keys.league}/{match_id}")
-    except BotUnavailable as exc:
+    except (BotUnavailable, ReplicaUnreachable) as exc:
         raise Transient(str(exc)) from None
     except grpc.aio.AioRpcError as exc:
         if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):

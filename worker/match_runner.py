@@ -55,6 +55,14 @@ class BotUnavailable(RuntimeError):
     """A bot is not connected anywhere (raised before the match starts)."""
 
 
+class ReplicaUnreachable(RuntimeError):
+    """The replica holding a bot cannot be reached (down, or a TLS/plaintext mismatch).
+
+    The arena's fault, not the bot's: the match is abandoned and retried, never
+    scored as a forfeit.
+    """
+
+
 class MatchRunner:
     """Runs matches; holds one channel per replica and the registry connection."""
 
@@ -137,12 +145,14 @@ class MatchRunner:
         )
         deadline = time.monotonic() + self.grace_ms / 1000
         metadata = await self._metadata()
+        unreachable: str | None = None
         while True:
             replica = self._replicas.get(bot)
             if replica is None:
                 entry = await self.registry.lookup(bot)
                 replica = entry.replica if entry is not None else None
             remaining_ms = int((deadline - time.monotonic()) * 1000)
+            unreachable = None
             if replica is not None:
                 req = dpb.PlayRequest(bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1))
                 try:
@@ -150,12 +160,15 @@ class MatchRunner:
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                         raise
+                    unreachable = f"replica {replica} holding bot {bot!r}: {exc.code().name}: {exc.details()}"
                     resp = dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
                 if resp.outcome != Outcome.DISCONNECTED:
                     self._replicas[bot] = replica
                     return resp
             self._replicas.pop(bot, None)  # the bot moved or left: look it up afresh
             if time.monotonic() >= deadline:
+                if unreachable is not None:
+                    raise ReplicaUnreachable(unreachable)
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
 

@@ -7,6 +7,7 @@
 | ``TABLANETTE_TASK_TIME_LIMIT`` | ``visibility - 300`` (at least 60) | hard time limit of one match |
 | ``TABLANETTE_LEASE_MS`` | ``30000`` | a running match's lease, renewed at a third of it |
 | ``TABLANETTE_MAX_DELIVERIES`` | ``5`` | attempts after which a match is marked failed |
+| ``TABLANETTE_TLS_CA`` | unset | CA certificate (PEM) to reach engine replicas that serve TLS |
 | ``TABLANETTE_RESTORE_INTERVAL`` | ``10`` | seconds between sweeps returning abandoned matches to the queue |
 """
 
@@ -29,6 +30,7 @@ class WorkerSettings:
     max_deliveries: int
     grace_ms: int
     restore_interval: int
+    tls_ca: str | None
 
     @classmethod
     def from_env(cls) -> WorkerSettings:
@@ -50,6 +52,7 @@ class WorkerSettings:
             max_deliveries=int(os.environ.get("TABLANETTE_MAX_DELIVERIES", "5")),
             grace_ms=int(os.environ.get("TABLANETTE_GRACE_MS", "10000")),
             restore_interval=int(os.environ.get("TABLANETTE_RESTORE_INTERVAL", "10")),
+            tls_ca=os.environ.get("TABLANETTE_TLS_CA") or None,
         )
 
     @property
