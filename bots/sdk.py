@@ -1,13 +1,14 @@
 """The Python bot SDK: run any :class:`~bots.Bot` against the arena over gRPC.
 
-    >>> from bots.sdk import BotClient            # doctest: +SKIP
-    >>> BotClient(MyBot(), "127.0.0.1:50051", token).run_forever()
+    >>> from bots.sdk import BotClient                                # doctest: +SKIP
+    >>> BotClient(MyBot(), "127.0.0.1:50051", token).run_forever()    # doctest: +SKIP
 
 The client opens one stream, greets with its token, answers every turn with
 ``bot.choose(observation)`` (sent as an index into the legal plays), keeps the
 stream alive, and reconnects with exponential backoff when the connection
 drops, so its games continue. A bad token or a name mismatch stops it with
-:class:`BotRejected`.
+:class:`BotRejected`, and so does another session of the same bot taking over
+(the newest wins: two copies never fight over one name).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from .base import Bot
 
 log = logging.getLogger("tablanette.sdk")
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
+TAKEN_OVER = grpc.StatusCode.ABORTED
+"""Another session of the same bot connected: the newest wins, so this copy steps aside."""
 
 
 class BotRejected(RuntimeError):
@@ -69,6 +72,7 @@ class BotClient:
         self.connected = threading.Event()
         self._stop = threading.Event()
         self._call: grpc.Future | None = None
+        self._welcomed = False
         self._lock = threading.Lock()
 
     def stop(self) -> None:
@@ -78,21 +82,26 @@ class BotClient:
                 self._call.cancel()
 
     def run_forever(self) -> None:
-        """Play until stopped, reconnecting with backoff (0.5 s doubling to the maximum)."""
+        """Play until stopped, reconnecting with backoff (0.5 s doubling to the maximum; reset by a welcome)."""
         delay = 0.5
         while not self._stop.is_set():
+            self._welcomed = False
+            lost: str | None = None
             try:
-                if self._session():
-                    delay = 0.5
+                self._session()
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else None
                 if code in FATAL:
                     raise BotRejected(f"{code.name}: {exc.details()}") from None
+                if code == TAKEN_OVER:
+                    raise BotRejected(f"ABORTED: another session of {self.name} took over ({exc.details()})") from None
                 if self._stop.is_set():
                     break
-                log.warning(
-                    "%s: connection lost (%s); retrying in %.1f s", self.name, code.name if code else exc, delay
-                )
+                lost = code.name if code else str(exc)
+            if self._welcomed:  # a session that got in resets the backoff, however it ended
+                delay = 0.5
+            if lost is not None:
+                log.warning("%s: connection lost (%s); retrying in %.1f s", self.name, lost, delay)
             self.connected.clear()
             if self._stop.wait(delay):
                 break
@@ -104,8 +113,8 @@ class BotClient:
             return grpc.secure_channel(self.address, grpc.ssl_channel_credentials(self.tls_ca), options)
         return grpc.insecure_channel(self.address, options)
 
-    def _session(self) -> bool:
-        """One connection: returns True if it was welcomed before it ended."""
+    def _session(self) -> None:
+        """One connection, until it ends (``_welcomed`` tells whether it got in)."""
         outbox: queue.Queue[apb.BotMessage | None] = queue.Queue()
         hello = apb.Hello(token=self.token, bot_name=self.name, version=self.bot.version, max_games=self.max_games)
         outbox.put(apb.BotMessage(hello=hello))
@@ -114,7 +123,6 @@ class BotClient:
             while (msg := outbox.get()) is not None:
                 yield msg
 
-        welcomed = False
         with self._channel() as channel:
             call = arena_pb2_grpc.BotGatewayStub(channel).Connect(requests())
             with self._lock:
@@ -122,13 +130,14 @@ class BotClient:
             if self._stop.is_set():
                 call.cancel()
             keepalive: threading.Thread | None = None
+            ended = threading.Event()
             try:
                 for msg in call:
                     kind = msg.WhichOneof("kind")
                     if kind == "welcome":
-                        welcomed = True
+                        self._welcomed = True
                         self.connected.set()
-                        keepalive = self._start_keepalive(outbox, msg.welcome.keepalive_ms)
+                        keepalive = self._start_keepalive(outbox, msg.welcome.keepalive_ms, ended)
                     elif kind == "game_started":
                         g = msg.game_started
                         self.games[g.game_id] = GameInfo(convert.rules_from_pb(g.rules), g.seat, list(g.players))
@@ -145,9 +154,9 @@ class BotClient:
                     raise
             finally:
                 outbox.put(None)
+                ended.set()  # wakes the keepalive thread now, not at its next beat
                 if keepalive is not None:
                     keepalive.join(timeout=1)
-        return welcomed
 
     def _answer(self, turn: apb.Turn) -> apb.BotMessage:
         info = self.games.get(turn.game_id)
@@ -161,9 +170,11 @@ class BotClient:
             move = apb.PlayMove(game_id=turn.game_id, turn_id=turn.turn_id, play=convert.play_to_pb(play))
         return apb.BotMessage(play=move)
 
-    def _start_keepalive(self, outbox: queue.Queue[apb.BotMessage | None], every_ms: int) -> threading.Thread:
+    def _start_keepalive(
+        self, outbox: queue.Queue[apb.BotMessage | None], every_ms: int, ended: threading.Event
+    ) -> threading.Thread:
         def beat() -> None:
-            while not self._stop.wait(max(every_ms, 1000) / 2000) and self.connected.is_set():
+            while not ended.wait(max(every_ms, 1000) / 2000) and not self._stop.is_set():
                 outbox.put(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000))))
 
         thread = threading.Thread(target=beat, daemon=True, name=f"{self.name}-keepalive")

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from engine_service import convert
 from engine_service.config import Settings
@@ -98,6 +99,8 @@ class Gateway:
             return
         except TimeoutError:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "send a Hello within 10 seconds of connecting")
+        except DecodeError as exc:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
         conn = await self._authenticate(first, context)
         name = conn.entry.bot
         yield apb.ServerMessage(
@@ -242,13 +245,16 @@ class Gateway:
         """The bot's live connection here, waiting out the rest of its grace period.
 
         Gives up early when the registry shows the bot connected to another
-        replica (the runner then asks that one).
+        replica (the runner then asks that one), or when this replica is
+        draining (so a shutdown need not wait out the grace period).
         """
         since = self.disconnected_at.get(bot, time.monotonic())
         while True:
             conn = self.connections.get(bot)
             if conn is not None and not conn.closed.is_set():
                 return conn
+            if self.draining:  # no bot can (re)connect here any more: let the runner find it elsewhere now
+                return None
             remaining = grace - (time.monotonic() - since)
             if remaining <= 0:
                 return None

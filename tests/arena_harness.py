@@ -92,8 +92,8 @@ class Arena:
         return proc
 
     def start_engine(self, name: str = "engine", **env: str) -> tuple[Proc, int]:
-        """A real engine service on a free port; returns it and its port."""
-        proc = self.spawn(name, [sys.executable, "-m", "engine_service"], TABLANETTE_PORT="0", **env)
+        """A real engine service on a free port (or ``TABLANETTE_PORT``); returns it and its port."""
+        proc = self.spawn(name, [sys.executable, "-m", "engine_service"], **{"TABLANETTE_PORT": "0", **env})
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             m = LISTEN_RE.search(proc.text())

@@ -1,0 +1,67 @@
+"""Dispatch is internal: calls without the arena's secret metadata are PERMISSION_DENIED."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from arena_harness import Arena
+from service_kit import Engine
+
+from engine_service.server import INTERNAL_METADATA
+from tablanette.v1 import arena_pb2 as apb
+from tablanette.v1 import dispatch_pb2 as dpb
+from tablanette.v1 import dispatch_pb2_grpc
+from tablanette.v1 import game_pb2 as gpb
+
+
+@pytest.fixture(scope="module")
+def engine(module_arena: Arena) -> Engine:
+    return Engine.start(module_arena)
+
+
+@pytest.fixture(scope="module")
+def dispatch(engine: Engine) -> Iterator[Any]:
+    with grpc.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
+        yield dispatch_pb2_grpc.DispatchStub(channel)
+
+
+def rogue_turn(bot: str) -> dpb.PlayRequest:
+    """A turn a rogue client would like to push to a connected bot."""
+    turn = apb.Turn(
+        game_id="rogue/1", turn_id=1, legal_plays=[gpb.Play(card="2C")], time_left_ms=500, deadline_unix_ms=1
+    )
+    return dpb.PlayRequest(bot_name=bot, game=apb.GameStarted(game_id="rogue/1"), turn=turn, grace_ms=100)
+
+
+def test_dispatch_without_the_secret_is_permission_denied(engine: Engine, dispatch: Any) -> None:
+    league = engine.league("rogue-dispatch")
+    bot = engine.healthy[0]
+    attempts = [
+        lambda md: dispatch.RequestPlay(rogue_turn(bot), metadata=md, timeout=5),
+        lambda md: dispatch.EndGame(
+            dpb.EndGameRequest(bot_name=bot, game_over=apb.GameOver(game_id="rogue/1")), metadata=md, timeout=5
+        ),
+    ]
+    for call in attempts:
+        for metadata in ((), ((INTERNAL_METADATA, "guess"),), ((INTERNAL_METADATA, ""),), (("x-other", "1"),)):
+            with pytest.raises(grpc.RpcError) as info:
+                call(metadata)
+            assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED, metadata
+            assert "internal" in info.value.details()
+    outcomes = league.finish()
+    assert all(o.record["id"].startswith("league-rogue-dispatch/") for o in outcomes)
+
+
+def test_dispatch_with_the_secret_is_served(engine: Engine, dispatch: Any) -> None:
+    secret = engine.arena.redis.get(f"{engine.arena.prefix}:internal-secret")
+    assert secret
+    metadata = ((INTERNAL_METADATA, secret.decode()),)
+    resp = dispatch.RequestPlay(rogue_turn("nobody-connected"), metadata=metadata, timeout=5)
+    assert resp.outcome == dpb.PlayResponse.DISCONNECTED
+    resp = dispatch.EndGame(
+        dpb.EndGameRequest(bot_name="nobody-connected", game_over=apb.GameOver(game_id="x")), metadata=metadata
+    )
+    assert not resp.delivered

@@ -1,0 +1,170 @@
+"""Who may connect: the Hello is checked and a refused stream ends with the status arena.proto lists.
+
+Every refusal happens next to a league of healthy bots on the same engine, whose
+matches must all finish normally and re-verify.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import grpc
+import pytest
+from arena_harness import Arena
+from service_kit import Engine, RawBot
+
+from engine_service.tokens import BotTokens
+from tablanette.v1 import arena_pb2 as apb
+
+
+@pytest.fixture(scope="module")
+def engine(module_arena: Arena) -> Engine:
+    return Engine.start(module_arena)
+
+
+def refused(raw: RawBot, code: grpc.StatusCode) -> str:
+    got, details = raw.status()
+    assert got == code, f"expected {code.name}, got {got.name}: {details}"
+    assert not [m for m in raw.received if m.WhichOneof("kind") == "welcome"], "a refused bot was welcomed"
+    return details
+
+
+def test_wrong_token_is_unauthenticated(engine: Engine) -> None:
+    engine.arena.add_bot("wt-bot")
+    league = engine.league("wrong-token")
+
+    raw = engine.raw()
+    raw.hello("tbl_not-a-token", "wt-bot")
+    assert "unknown or revoked token" in refused(raw, grpc.StatusCode.UNAUTHENTICATED)
+
+    raw = engine.raw()
+    raw.hello("", "wt-bot")
+    assert "no token" in refused(raw, grpc.StatusCode.UNAUTHENTICATED)
+
+    league.finish()
+
+
+def test_revoked_token_is_unauthenticated(engine: Engine) -> None:
+    token = engine.arena.add_bot("rv-bot")
+    league = engine.league("revoked")
+
+    raw = engine.raw()
+    assert raw.welcome(token, "rv-bot").bot_name == "rv-bot"  # the token works before it is revoked
+    raw.half_close()
+    assert raw.status()[0] == grpc.StatusCode.OK
+
+    BotTokens(engine.arena.redis, engine.arena.prefix).revoke("rv-bot")
+    raw = engine.raw()
+    raw.hello(token, "rv-bot")
+    assert "revoked" in refused(raw, grpc.StatusCode.UNAUTHENTICATED)
+
+    league.finish()
+
+
+def test_token_of_another_bot_is_permission_denied(engine: Engine) -> None:
+    token = engine.arena.add_bot("pd-owner")
+    engine.arena.add_bot("pd-other")
+    league = engine.league("other-name")
+
+    raw = engine.raw()
+    raw.hello(token, "pd-other")
+    details = refused(raw, grpc.StatusCode.PERMISSION_DENIED)
+    assert "pd-owner" in details and "pd-other" in details
+    # a healthy bot's own name with a foreign token is refused the same way
+    raw = engine.raw()
+    raw.hello(token, engine.healthy[0])
+    assert engine.healthy[0] in refused(raw, grpc.StatusCode.PERMISSION_DENIED)
+
+    league.finish()
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        apb.BotMessage(play=apb.PlayMove(game_id="g", turn_id=1, index=0)),
+        apb.BotMessage(keepalive=apb.Keepalive(unix_ms=1)),
+        apb.BotMessage(),
+    ],
+    ids=["play", "keepalive", "empty"],
+)
+def test_first_message_not_a_hello_is_invalid_argument(engine: Engine, first: apb.BotMessage) -> None:
+    league = engine.league(f"not-hello-{first.WhichOneof('kind')}")
+    raw = engine.raw()
+    raw.send(first)
+    assert "must be a Hello" in refused(raw, grpc.StatusCode.INVALID_ARGUMENT)
+    league.finish()
+
+
+def test_malformed_hello_is_invalid_argument(engine: Engine) -> None:
+    token = engine.arena.add_bot("mh-bot")
+    league = engine.league("bad-hello")
+    raw = engine.raw()
+    raw.send(apb.BotMessage(hello=apb.Hello(token=token, bot_name="mh-bot", max_games=-1)))
+    assert "max_games" in refused(raw, grpc.StatusCode.INVALID_ARGUMENT)
+    raw = engine.raw()
+    raw.send(apb.BotMessage(hello=apb.Hello(token=token, bot_name="mh-bot", version="v" * 65)))
+    assert "version" in refused(raw, grpc.StatusCode.INVALID_ARGUMENT)
+    league.finish()
+
+
+def test_sdk_bot_with_a_bad_token_stops_with_an_error(engine: Engine) -> None:
+    league = engine.league("sdk-bad-token")
+    argv = [sys.executable, "-m", "bots", "greedy", "--token", "tbl_bad", "--address", f"127.0.0.1:{engine.port}"]
+    done = subprocess.run(argv, env=engine.arena.env(), capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "refused bot greedy: UNAUTHENTICATED" in done.stderr
+    league.finish()
+
+
+def test_newest_session_wins_and_the_older_sdk_bot_steps_aside(engine: Engine) -> None:
+    """A second session of the same bot ABORTs the first; the SDK bot then stops instead of fighting back."""
+    arena = engine.arena
+    token = arena.add_bot("dup-bot")
+    sdk = arena.start_python_bot("greedy", "dup-bot", token, engine.port)
+    arena.wait_connected("dup-bot")
+    league = engine.league("dup")
+
+    raw = engine.raw()
+    assert raw.welcome(token, "dup-bot").bot_name == "dup-bot"
+    assert sdk.popen.wait(timeout=15) == 1  # the older copy stops ...
+    assert "ABORTED" in sdk.text() and "another session" in sdk.text()
+    session = arena.redis.get(f"{arena.prefix}:session:dup-bot")
+    assert session is not None and '"version": "raw"' in session.decode()  # ... and the newest session holds the bot
+    raw.half_close()
+    assert raw.status() == (grpc.StatusCode.OK, "")
+    league.finish()
+
+
+def test_the_sdk_bot_comes_back_promptly_after_every_engine_restart(engine: Engine) -> None:
+    """A welcomed session resets the SDK's backoff: each comeback takes about 0.5 s, not 0.5, 1, 2, 4 s."""
+    arena = engine.arena
+    token = arena.add_bot("phoenix")
+    sdk = arena.start_python_bot("greedy", "phoenix", token, engine.port)
+    arena.wait_connected("phoenix")
+    port = engine.port
+    for round_ in range(4):
+        engine.proc.stop()
+        arena.redis.delete(f"{arena.prefix}:session:phoenix")
+        engine.proc, _ = arena.start_engine(f"engine-again-{round_}", TABLANETTE_PORT=str(port))
+        took = time.monotonic()
+        arena.wait_connected("phoenix", timeout=15)
+        took = time.monotonic() - took
+        assert took < 3.0, f"round {round_}: the SDK bot took {took:.1f} s to reconnect"
+    assert sdk.alive()
+    assert sdk.text().count("connection lost (UNAVAILABLE)") >= 4
+
+
+def test_a_second_hello_is_rejected_and_the_stream_stays_open(engine: Engine) -> None:
+    token = engine.arena.add_bot("twice-bot")
+    league = engine.league("twice")
+    raw = engine.raw()
+    raw.welcome(token, "twice-bot")
+    raw.hello(token, "twice-bot")
+    assert "already greeted" in raw.recv("play_rejected").play_rejected.reason
+    raw.play("none", 1, index=0)  # still answered: the stream is open
+    assert "'none'" in raw.recv("play_rejected").play_rejected.reason
+    raw.half_close()
+    assert raw.status() == (grpc.StatusCode.OK, "")
+    league.finish()

@@ -1,0 +1,136 @@
+"""TLS: an engine serving a certificate; SDK bots and the match runner trust it through a CA file."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import pytest
+from arena_harness import REDIS_URL, Arena
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from redis.asyncio import Redis
+from service_kit import League, RawBot, check_clean, wait_until
+
+from engine_service.rules import Rules
+from worker.match_runner import MatchOutcome, MatchRunner
+
+OPENSSL = shutil.which("openssl")
+
+
+def self_signed(directory: Path, common_name: str = "tablanette-test") -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 / localhost (its own CA) and its key, as PEM files.
+
+    Made with the ``cryptography`` package when it is installed, else with the ``openssl`` command.
+    """
+    cert_path, key_path = directory / f"{common_name}.crt", directory / f"{common_name}.key"
+    try:
+        _with_cryptography(common_name, cert_path, key_path)
+    except ImportError:
+        if OPENSSL is None:
+            pytest.skip("neither the cryptography package nor openssl is available to make a certificate")
+        argv = [OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        argv += ["-days", "1", "-subj", f"/CN={common_name}", "-keyout", str(key_path), "-out", str(cert_path)]
+        argv += ["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:TRUE"]
+        subprocess.run(argv, check=True, capture_output=True, timeout=30)
+    return cert_path, key_path
+
+
+def _with_cryptography(common_name: str, cert_path: Path, key_path: Path) -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+
+
+@dataclass
+class TlsArena:
+    arena: Arena
+    port: int
+    cert: Path
+    ca: bytes
+    bots: list[str]
+
+
+@pytest.fixture(scope="module")
+def tls(module_arena: Arena) -> TlsArena:
+    """An engine serving TLS with a fresh self-signed certificate, and two SDK bots that trust it."""
+    cert, key = self_signed(module_arena.tmp)
+    _, port = module_arena.start_engine(TABLANETTE_TLS_CERT=str(cert), TABLANETTE_TLS_KEY=str(key))
+    bots = ["tls-greedy", "tls-random"]
+    for name, kind in zip(bots, ("greedy", "random"), strict=True):
+        module_arena.start_python_bot(kind, name, module_arena.add_bot(name), port, "--ca", str(cert))
+    module_arena.wait_connected(*bots)
+    return TlsArena(module_arena, port, cert, cert.read_bytes(), bots)
+
+
+async def play_over_tls(prefix: str, ca: bytes, bots: list[str]) -> MatchOutcome:
+    redis = Redis.from_url(REDIS_URL)
+    runner = MatchRunner(redis, prefix, tls_ca=ca)
+    try:
+        return await runner.play(Rules.preset("tablic", target=31), "tls", bots, "tls/1")
+    finally:
+        await runner.close()
+        await redis.aclose()
+
+
+def test_sdk_bots_and_the_runner_play_over_tls(tls: TlsArena) -> None:
+    with grpc.secure_channel(f"127.0.0.1:{tls.port}", grpc.ssl_channel_credentials(tls.ca)) as channel:
+        health = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+    assert health.status == health_pb2.HealthCheckResponse.SERVING
+
+    outcome = asyncio.run(play_over_tls(tls.arena.prefix, tls.ca, tls.bots))
+    check_clean(outcome, reasons=("target",))
+    assert outcome.record["players"] == ["tls-greedy@1", "tls-random@1"]
+
+
+def test_tls_engine_refuses_plaintext_and_untrusted_clients(tls: TlsArena) -> None:
+    arena = tls.arena
+    other_ca, _ = self_signed(arena.tmp, "someone-else")
+    token = arena.add_bot("tls-bot")
+    league = League(arena.prefix, tls.bots, "tls-refusals", tls_ca=tls.ca)
+
+    plain = RawBot(tls.port)
+    plain.hello(token, "tls-bot")
+    assert plain.status(timeout=10)[0] == grpc.StatusCode.UNAVAILABLE
+    untrusted = RawBot(tls.port, tls_ca=other_ca.read_bytes())
+    untrusted.hello(token, "tls-bot")
+    assert untrusted.status(timeout=10)[0] == grpc.StatusCode.UNAVAILABLE
+    # an SDK bot with the wrong CA never gets in, and keeps retrying
+    sdk = arena.start_python_bot("greedy", "tls-bot", token, tls.port, "--ca", str(other_ca))
+    wait_until(lambda: "connection lost (UNAVAILABLE)" in sdk.text(), what="the SDK bot's failed attempt")
+    assert arena.redis.get(f"{arena.prefix}:session:tls-bot") is None and sdk.alive()
+    sdk.stop()
+
+    trusted = RawBot(tls.port, tls_ca=tls.ca)
+    assert trusted.welcome(token, "tls-bot").bot_name == "tls-bot"
+    trusted.close()
+    league.finish()
