@@ -53,6 +53,16 @@ class CaptureFinder:
         self.rules = rules
         self._values = tuple(rules.rank_values(r) for r in range(13))
         self._summable = tuple(rules.summable(r) for r in range(13))
+        # _relevant[p][r]: can a table card of rank r take part in a capture by played rank p?
+        # Only same-rank cards and summable cards no bigger than the largest target can, so
+        # the rest stay out of the cache key (and the cache settles on few entries).
+        self._relevant = tuple(
+            tuple(
+                r == p or (self._summable[p] and self._summable[r] and min(self._values[r]) <= max(self._values[p]))
+                for r in range(13)
+            )
+            for p in range(13)
+        )
         self._cache: dict[tuple[tuple[int, ...], int], _Solution] = {}
 
     def captures(self, table: int, card: int) -> list[Capture]:
@@ -61,14 +71,16 @@ class CaptureFinder:
         Rank priority applies; the trail and mandatory capture are the caller's
         business (see :mod:`engine_service.rules.deal`).
         """
-        positions = list(iter_mask(table))
+        played = card >> 2
+        relevant = self._relevant[played]
+        positions = [c for c in iter_mask(table) if relevant[c >> 2]]
         ranks = tuple(c >> 2 for c in positions)
-        key = (ranks, card >> 2)
+        key = (ranks, played)
         solved = self._cache.get(key)
         if solved is None:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
-            solved = self._cache[key] = self._solve(ranks, card >> 2)
+            solved = self._cache[key] = self._solve(ranks, played)
         out = []
         for pos_mask, value, total in solved:
             mask = 0

@@ -210,3 +210,14 @@ def test_suits_never_matter_to_a_capture() -> None:
     b = [names(c.mask) for c in finder.captures(m("AC 3D 6H 8S"), Card.parse("9S"))]
     assert a == ["AH 8H", "3S 6D", "AH 3S 6D 8H"]
     assert b == ["AC 8S", "3D 6H", "AC 3D 6H 8S"]
+
+
+def test_a_lone_card_of_another_rank_but_equal_value_is_a_group() -> None:
+    """With jack=13 beside a 13-point Queen, a Queen takes a Jack alone, and 5+8 (the cache must see both)."""
+    rules = Rules.preset("tablic-pagat", jack=13)
+    table = m("JH 5S 8D")
+    found = [names(c.mask) for c in CaptureFinder(rules).captures(table, Card.parse("QC"))]
+    assert found == ["JH", "5S 8D", "5S 8D JH"]
+    assert [c.mask for c in CaptureFinder(rules).captures(table, Card.parse("QC"))] == naive_captures(
+        rules, table, Card.parse("QC")
+    )
