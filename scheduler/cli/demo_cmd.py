@@ -30,6 +30,10 @@ def demo(
     workdir: Annotated[Path, typer.Option(help="Logs, records and private Redis data.")] = Path("var/demo"),
     games: Annotated[int, typer.Option(min=1, help="Games per pairing.")] = 2,
     workers: Annotated[int, typer.Option(min=1, help="Celery worker processes.")] = 2,
+    web_port: Annotated[int, typer.Option(help="Web ladder port (0 picks a free one).")] = 8080,
+    keep_serving: Annotated[
+        bool | None, typer.Option(help="Keep the web ladder up at the end until Ctrl-C (default: on a terminal).")
+    ] = None,
 ) -> None:
     """Run a demo league end to end and print the ladder."""
     started = time.monotonic()
@@ -56,13 +60,40 @@ def demo(
         arena.start_workers(workers, f"{prefix}.matches")
         names = _start_bots(arena, url, prefix, address)
         _wait_connected(url, prefix, names, arena)
+        web = arena.start_web(_port_or_free(web_port))
         console.print(f"engine service on {address}; {workers} workers; bots: {', '.join(names)}", highlight=False)
+        console.print(f"watch it live: http://127.0.0.1:{web}/leagues/demo", highlight=False)
         _run_league(names, games, workdir)
+        console.print(f"demo finished in {time.monotonic() - started:.0f} s", highlight=False)
+        if console.is_terminal if keep_serving is None else keep_serving:
+            console.print(
+                f"The web ladder stays up at http://127.0.0.1:{web}/leagues/demo (Ctrl-C to stop).", highlight=False
+            )
+            _serve_until_interrupted(arena)
     except (RuntimeError, TimeoutError) as exc:
         fail(str(exc))
     finally:
         arena.stop()
-    console.print(f"demo finished in {time.monotonic() - started:.0f} s", highlight=False)
+
+
+def _port_or_free(port: int) -> int:
+    """``port`` if it is free, else 0 (a free one), so a busy 8080 never stops the demo."""
+    import socket
+
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return 0
+    return port
+
+
+def _serve_until_interrupted(arena: LocalArena) -> None:
+    try:
+        while not arena.check():
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
 
 
 def _clear(url: str, prefix: str) -> None:

@@ -19,6 +19,7 @@ from .common import console, fail
 def up(
     workers: Annotated[int, typer.Option(min=0, help="Celery worker processes.")] = 2,
     port: Annotated[int, typer.Option(help="Engine service port.")] = 50051,
+    web_port: Annotated[int, typer.Option(help="Web ladder port (0: no web ladder).")] = 8080,
     workdir: Annotated[Path, typer.Option(help="Logs and private Redis data.")] = Path("var/up"),
 ) -> None:
     """Run the engine service and workers until Ctrl-C (then stop everything cleanly)."""
@@ -29,6 +30,7 @@ def up(
         arena.env.update(TABLANETTE_REDIS_URL=url, TABLANETTE_PREFIX=prefix)
         engine_port = arena.start_engine(port)
         arena.start_workers(workers, f"{prefix}.matches")
+        web = arena.start_web(web_port) if web_port else None
     except RuntimeError as exc:
         arena.stop()
         fail(str(exc))
@@ -36,6 +38,8 @@ def up(
         f"engine service on 127.0.0.1:{engine_port}; {workers} worker(s); redis {url}; prefix {prefix!r}",
         highlight=False,
     )
+    if web:
+        console.print(f"web ladder on http://127.0.0.1:{web}/", highlight=False)
     console.print(f"logs in {workdir / 'logs'}; Ctrl-C stops everything", highlight=False)
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
