@@ -96,8 +96,11 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
             if time.monotonic() - last["at"] >= 5 or s.remaining == 0:
                 last["at"] = time.monotonic()
                 eta = f", eta {s.eta_seconds:.0f} s" if s.eta_seconds and s.remaining else ""
-                console.print(f"{league_id}: {s.done + s.failed}/{s.total} done, {s.running} running, "
-                              f"{s.queued} queued, {s.failed} failed{eta}", highlight=False)
+                console.print(
+                    f"{league_id}: {s.done + s.failed}/{s.total} done, {s.running} running, "
+                    f"{s.queued} queued, {s.failed} failed{eta}",
+                    highlight=False,
+                )
 
         return feed(st, league_id, enqueue, window, on_progress=log_line)
     with progress_bar() as bar:
