@@ -1,0 +1,148 @@
+/* One bot of a league: rating history, record, conduct (timeouts, illegal plays, forfeits), recent matches. */
+"use strict";
+
+(() => {
+  const { el, clear, urls, num } = TA;
+  TA.header("leagues");
+
+  const parts = TA.pathParts(); // ["leagues", league, "bots", bot]
+  const leagueId = parts[1] || "";
+  const bot = parts.slice(3).join("/");
+  const api = (p) => urls.api(`/leagues/${encodeURIComponent(leagueId)}${p}`);
+
+  document.title = `${bot} · ${leagueId} · Tablanette Arena`;
+  document.getElementById("bot-name").textContent = bot;
+  document.getElementById("crumbs").append(
+    TA.crumbs([["Leagues", urls.home()], [leagueId, urls.league(leagueId)], [bot, null]]),
+  );
+
+  function stat(label, value, testid, extraCls) {
+    return el(
+      "div",
+      { class: "stat" + (extraCls ? ` ${extraCls}` : "") },
+      el("div", { class: "label", text: label }),
+      el("div", { class: "value", "data-testid": testid, text: value }),
+    );
+  }
+
+  function renderStats(b) {
+    document.getElementById("bot-rank").textContent = `rank #${b.rank}`;
+    document.getElementById("bot-sub").textContent =
+      `in league ${leagueId}` + (b.last_played ? ` · last played ${TA.time(b.last_played)}` : "");
+    const winPct = b.games ? Math.round((100 * (b.wins + 0.5 * b.draws)) / b.games) : 0;
+    clear(document.getElementById("stats")).append(
+      stat("Rating", num(b.rating, 1), "rating"),
+      stat("Rank", `#${b.rank}`, "rank"),
+      stat("Games", b.games, "games"),
+      stat("W / D / L", `${b.wins} / ${b.draws} / ${b.losses}`, "wdl"),
+      stat("Score %", `${winPct}%`, "score-pct"),
+      stat("Points / game", num(b.points_per_game, 1), "ppg"),
+    );
+    const level = (n, severe) => (n === 0 ? "clean" : severe ? "worse" : "bad");
+    clear(document.getElementById("conduct")).append(
+      stat("Timeouts", b.timeouts, "timeouts", `conduct ${level(b.timeouts)}`),
+      stat("Illegal plays", b.illegal, "illegal", `conduct ${level(b.illegal)}`),
+      stat("Forfeits", b.forfeits, "forfeits", `conduct ${level(b.forfeits, true)}`),
+      stat("Per game", b.games ? num((b.timeouts + b.illegal) / b.games, 2) : "–", "conduct-rate",
+        `conduct ${level(b.timeouts + b.illegal)}`),
+    );
+  }
+
+  function renderChart(b, initial) {
+    const host = clear(document.getElementById("chart"));
+    const n = b.history.length;
+    const scale = n ? b.history_points / n : 1;
+    const points = b.history.map((h, i) => ({
+      x: Math.round(i * scale) + 1,
+      y: h.rating,
+      title: `game ${Math.round(i * scale) + 1} (${h.match}): ${num(h.rating, 1)}`,
+      href: urls.replay(leagueId, h.match),
+    }));
+    if (n && initial !== undefined) points.unshift({ x: 0, y: initial, title: `start: ${num(initial)}` });
+    const width = Math.max(300, Math.min(1100, host.clientWidth || 720));
+    host.append(
+      TA.lineChart(points, {
+        width,
+        height: width < 500 ? 220 : 280,
+        testid: "rating-chart",
+        baseline: initial,
+        xLabel: "games played",
+        label: `rating of ${bot} over ${b.history_points} game(s)`,
+      }),
+    );
+    document.getElementById("chart-hint").textContent = n
+      ? `${b.history_points} game(s); dashed line: the initial rating${b.history_points > n ? `; every ${Math.round(scale)}th point shown` : ""}`
+      : "";
+  }
+
+  function renderRecent(b, teams) {
+    const host = clear(document.getElementById("recent"));
+    document.getElementById("recent-hint").textContent = `the last ${b.recent.length} of ${b.games}, newest first`;
+    if (b.recent.length === 0) {
+      host.append(el("p", { class: "muted", text: "No match yet." }));
+      return;
+    }
+    const rows = b.recent.map((m) => {
+      const v = TA.matchFor(m, bot, teams);
+      const who = [
+        v.opponents.map((o, i) => [i ? ", " : null, el("a", { href: urls.bot(leagueId, o), text: o })]),
+        v.partners.length ? el("span", { class: "muted small", text: ` (with ${v.partners.join(", ")})` }) : null,
+      ];
+      const score = v.mine === null || v.mine === undefined ? "–" : `${v.mine} – ${v.others.join(" – ")}`;
+      let result;
+      if (m.status !== "done") result = TA.badge(m.status);
+      else if (v.letter) result = el("span", { class: `res ${v.letter}`, "data-testid": "result", title: m.result.reason, text: v.letter });
+      else result = "–";
+      return el(
+        "tr",
+        { "data-testid": "bot-match-row", "data-match": m.match_id, "data-result": v.letter || "" },
+        el("td", { class: "nowrap", title: TA.fullTime(m.finished_at), text: TA.time(m.finished_at) }),
+        el("td", { class: "mono", text: m.match_id }),
+        el("td", null, who),
+        el("td", { class: "num", text: v.seat }),
+        el("td", null, result, m.result && m.result.reason !== "target" ? el("span", { class: "muted small", text: ` ${m.result.reason}` }) : null),
+        el("td", { class: "num", "data-testid": "score", text: score }),
+        el("td", { class: `num ${v.elo > 0 ? "delta-up" : v.elo < 0 ? "delta-down" : ""}`, "data-testid": "elo", text: v.elo === null ? "–" : TA.signed(v.elo) }),
+        el("td", null, m.status === "done" ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" }) : null),
+      );
+    });
+    host.append(
+      TA.wrapTable(
+        el(
+          "table",
+          { class: "data", "data-testid": "bot-matches" },
+          el(
+            "thead",
+            null,
+            el("tr", null, [["Finished"], ["Match"], ["Opponent"], ["Seat", "num"], ["Result"], ["Score", "num"], ["Elo", "num"], [""]].map(
+              ([h, cls]) => el("th", { class: cls || null, text: h }),
+            )),
+          ),
+          el("tbody", null, rows),
+        ),
+      ),
+    );
+  }
+
+  async function main() {
+    try {
+      const [b, league] = await Promise.all([TA.load(api(`/bots/${encodeURIComponent(bot)}?limit=30`)), TA.load(api(""))]);
+      renderStats(b);
+      renderChart(b, league.initial);
+      let lastWidth = document.getElementById("chart").clientWidth;
+      window.addEventListener("resize", () => {
+        const w = document.getElementById("chart").clientWidth;
+        if (Math.abs(w - lastWidth) > 40) {
+          lastWidth = w;
+          renderChart(b, league.initial);
+        }
+      });
+      renderRecent(b, league.teams);
+    } catch (_) {
+      for (const id of ["stats", "conduct", "chart", "recent"]) clear(document.getElementById(id));
+    }
+    TA.ready();
+  }
+
+  main();
+})();

@@ -1,0 +1,375 @@
+/* A league: live tournament progress, the Elo ladder (sortable), the crosstable and recent matches. */
+"use strict";
+
+(() => {
+  const { el, clear, urls, num } = TA;
+  TA.header("leagues");
+
+  const parts = TA.pathParts(); // ["leagues", id]
+  const leagueId = parts[1] || "";
+  const api = (p) => urls.api(`/leagues/${encodeURIComponent(leagueId)}${p}`);
+  const POLL_MS = 2000;
+  const PAGE = 20;
+
+  let summary = null;
+  let ladderTable = null;
+  let lastCounts = null;
+  let pollTimer = null;
+  let matchesShown = [];
+
+  document.title = `${leagueId} · Tablanette Arena`;
+  document.getElementById("league-name").textContent = leagueId;
+  document.getElementById("crumbs").append(TA.crumbs([["Leagues", urls.home()], [leagueId, null]]));
+
+  // ------------------------------------------------------------------ summary and progress
+
+  function rulesText(rules) {
+    const extra = Object.entries(rules)
+      .filter(([k]) => k !== "preset")
+      .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`);
+    return rules.preset + (extra.length ? ` (${extra.join(", ")})` : "");
+  }
+
+  function renderFacts(s) {
+    const facts = document.getElementById("facts");
+    const fact = (label, value) => el("span", null, `${label} `, el("b", { text: value }));
+    clear(facts).append(
+      fact("rules", rulesText(s.rules)),
+      fact("players", s.players + (s.teams && s.teams.some((t) => t.length > 1) ? " (partnerships)" : "")),
+      fact("format", s.format),
+      fact("games per pairing", s.games_per_pairing),
+      fact("bots", s.bots.length),
+      fact("Elo K", num(s.k)),
+      fact("initial", num(s.initial)),
+    );
+    const status = document.getElementById("league-status");
+    clear(status).append(TA.badge(s.progress.status));
+  }
+
+  function count(label, value, testid, cls) {
+    return el(
+      "div",
+      { class: "count" + (cls ? ` ${cls}` : "") },
+      el("div", { class: "label", text: label }),
+      el("div", { class: "value", "data-testid": testid, text: value }),
+    );
+  }
+
+  function renderProgress(p) {
+    const host = document.getElementById("tournament");
+    const running = p.status === "running";
+    let eta = "–";
+    if (p.status === "finished") eta = "done";
+    else if (running && p.eta_seconds !== null && p.eta_seconds !== undefined) eta = TA.duration(p.eta_seconds);
+    else if (running) eta = "estimating…";
+    const pct = p.total ? Math.round((100 * (p.done + p.failed)) / p.total) : 0;
+    clear(host).append(
+      el(
+        "div",
+        {
+          "data-testid": "progress",
+          "data-status": p.status,
+          "data-done": p.done,
+          "data-total": p.total,
+          "data-failed": p.failed,
+        },
+        el(
+          "div",
+          { class: "frame-line" },
+          el("div", { class: "frame-counter", "data-testid": "progress-text" }, `${p.done} / ${p.total} matches done`),
+          el("div", { class: "muted small", text: `${pct}%` + (p.matches_per_second ? ` · ${num(p.matches_per_second, 2)} matches/s` : "") }),
+        ),
+        TA.progressBar(p),
+        el(
+          "div",
+          { class: "counts" },
+          count("done", p.done, "progress-done"),
+          count("total", p.total, "progress-total"),
+          count("running", p.running, "progress-running"),
+          count("queued", p.queued, "progress-queued"),
+          count("failed", p.failed, "progress-failed", p.failed ? "alert" : null),
+          count("ETA", eta, "progress-eta"),
+        ),
+      ),
+    );
+    const hint = document.getElementById("tournament-hint");
+    const times = [];
+    if (p.started_at) times.push(`started ${TA.time(p.started_at)}`);
+    if (p.finished_at) times.push(`finished ${TA.time(p.finished_at)}`);
+    if (p.started_at && p.finished_at) times.push(`in ${TA.duration(p.finished_at - p.started_at)}`);
+    if (running) times.push("updating live");
+    hint.textContent = times.join(" · ");
+  }
+
+  // ------------------------------------------------------------------ ladder
+
+  function conductValue(r) {
+    return r.timeouts + r.illegal + r.forfeits;
+  }
+
+  function conductCell(r) {
+    const parts = [];
+    if (r.timeouts) parts.push(`${r.timeouts} timeout${r.timeouts > 1 ? "s" : ""}`);
+    if (r.illegal) parts.push(`${r.illegal} illegal`);
+    if (r.forfeits) parts.push(`${r.forfeits} forfeit${r.forfeits > 1 ? "s" : ""}`);
+    return parts.length ? el("span", { class: "conduct-flag", text: parts.join(" · ") }) : el("span", { class: "muted", text: "clean" });
+  }
+
+  const LADDER_COLUMNS = [
+    { key: "rank", label: "#", num: true },
+    {
+      key: "bot",
+      label: "Bot",
+      render: (r) => el("a", { class: "bot-link", href: urls.bot(leagueId, r.bot), text: r.bot }),
+    },
+    { key: "rating", label: "Rating", num: true, defaultDir: -1, render: (r) => num(r.rating, 1) },
+    { key: "games", label: "Games", num: true, defaultDir: -1 },
+    { key: "wins", label: "W", num: true, defaultDir: -1, title: "wins" },
+    { key: "draws", label: "D", num: true, defaultDir: -1, title: "draws" },
+    { key: "losses", label: "L", num: true, defaultDir: -1, title: "losses" },
+    {
+      key: "points_per_game",
+      label: "Pts/game",
+      num: true,
+      defaultDir: -1,
+      title: "match points per game",
+      render: (r) => num(r.points_per_game, 1),
+    },
+    { key: "trend", label: "Trend", sortable: false, render: (r) => TA.sparkline(r.trend || []) },
+    { key: "conduct", label: "Conduct", value: conductValue, defaultDir: -1, render: conductCell, title: "timeouts, illegal plays, forfeits" },
+  ];
+
+  function renderLadder(rows) {
+    const host = document.getElementById("ladder");
+    if (rows.length === 0) {
+      clear(host).append(el("p", { class: "muted", "data-testid": "ladder-empty", text: "No game rated yet." }));
+      ladderTable = null;
+      return;
+    }
+    if (ladderTable) {
+      ladderTable.render(rows);
+      return;
+    }
+    ladderTable = TA.sortableTable(LADDER_COLUMNS, rows, {
+      testid: "ladder",
+      sort: { key: "rank", dir: 1 },
+      rowAttrs: (r) => ({ "data-testid": "ladder-row", "data-bot": r.bot }),
+    });
+    clear(host).append(TA.wrapTable(ladderTable.table));
+  }
+
+  // ------------------------------------------------------------------ crosstable
+
+  function half(x) {
+    return Number.isInteger(x) ? String(x) : x.toFixed(1).replace(/\.5$/, "½").replace(/^0½$/, "½");
+  }
+
+  function renderCrosstable(ct) {
+    const host = document.getElementById("crosstable");
+    clear(host);
+    if (ct.bots.length < 2) {
+      host.append(el("p", { class: "muted", text: "Needs two rated bots." }));
+      return;
+    }
+    if (ct.shown < ct.total_bots) {
+      host.append(el("p", { class: "muted small", text: `The top ${ct.shown} of ${ct.total_bots} bots.` }));
+    }
+    const head = el(
+      "tr",
+      null,
+      el("th", { scope: "col", class: "row-head", text: "" }),
+      ct.bots.map((b, j) => el("th", { scope: "col", class: "col-head", title: b, text: `${j + 1}. ${b}` })),
+      el("th", { scope: "col", text: "Total" }),
+    );
+    const body = ct.bots.map((a, i) => {
+      let score = 0;
+      let games = 0;
+      const cells = ct.bots.map((b) => {
+        if (a === b) {
+          return el("td", { class: "diag", "data-testid": "crosstable-diag", "data-row": a, "data-col": b, "aria-label": "same bot" });
+        }
+        const c = (ct.cells[a] || {})[b];
+        if (!c) {
+          return el("td", { class: "none", "data-testid": "crosstable-cell", "data-row": a, "data-col": b, "data-games": 0, title: `${a} has not met ${b}`, text: "·" });
+        }
+        score += c.score;
+        games += c.games;
+        const ratio = c.games ? c.score / c.games : 0.5;
+        const cls = ratio > 0.5 ? "good" : ratio < 0.5 ? "bad" : "even";
+        return el(
+          "td",
+          {
+            class: `cell ${cls}`,
+            "data-testid": "crosstable-cell",
+            "data-row": a,
+            "data-col": b,
+            "data-score": c.score,
+            "data-games": c.games,
+            title: `${a} scored ${c.score} against ${b} in ${c.games} game(s)`,
+          },
+          el("span", { class: "s", text: half(c.score) }),
+          el("span", { class: "g", text: ` / ${c.games}` }),
+        );
+      });
+      return el(
+        "tr",
+        { "data-testid": "crosstable-row", "data-bot": a },
+        el("th", { scope: "row", class: "row-head" }, `${i + 1}. `, el("a", { class: "bot-link", href: urls.bot(leagueId, a), text: a })),
+        cells,
+        el("td", { class: "num", "data-testid": "crosstable-total", text: games ? `${half(score)} / ${games}` : "–" }),
+      );
+    });
+    host.append(TA.wrapTable(el("table", { class: "data cross", "data-testid": "crosstable" }, el("thead", null, head), el("tbody", null, body)), true));
+  }
+
+  // ------------------------------------------------------------------ matches
+
+  function teams() {
+    return (summary && summary.teams) || null;
+  }
+
+  function sidesOf(m) {
+    const t = teams() || m.seats.map((_, s) => [s]);
+    return t.map((seats, team) => ({ team, seats: seats.filter((s) => s < m.seats.length) }));
+  }
+
+  function playersCell(m) {
+    const winner = m.result ? m.result.winner : undefined;
+    const sides = sidesOf(m).map(({ team, seats }) =>
+      el(
+        "span",
+        { class: winner === team ? "winner" : null },
+        seats.map((s, k) => [
+          k ? " & " : null,
+          el("a", { class: winner === team ? "bot-link" : null, href: urls.bot(leagueId, m.seats[s]), text: m.seats[s] }),
+          m.elo ? el("span", { class: `small ${m.elo[s] >= 0 ? "delta-up" : "delta-down"}`, text: ` ${TA.signed(m.elo[s])}` }) : null,
+        ]),
+      ),
+    );
+    return el("span", null, sides.map((s, i) => [i ? el("span", { class: "muted", text: " vs " }) : null, s]));
+  }
+
+  function resultText(m) {
+    if (!m.result) return m.status;
+    const w = m.result.winner;
+    const reason = m.result.reason + (m.result.forfeit_seat !== undefined && m.result.forfeit_seat !== null ? `, seat ${m.result.forfeit_seat} forfeited` : "");
+    if (w === null || w === undefined) return `draw (${reason})`;
+    const side = sidesOf(m)[w];
+    const names = side ? side.seats.map((s) => m.seats[s]).join(" & ") : `team ${w}`;
+    return `${names} won (${reason})`;
+  }
+
+  function matchRow(m) {
+    return el(
+      "tr",
+      { "data-testid": "match-row", "data-match": m.match_id },
+      el("td", { class: "nowrap", title: TA.fullTime(m.finished_at), text: TA.time(m.finished_at) }),
+      el("td", { class: "mono", text: m.match_id }),
+      el("td", null, playersCell(m)),
+      el("td", { class: "num", "data-testid": "match-score", text: m.score ? m.score.join(" – ") : "–" }),
+      el("td", { text: resultText(m) }),
+      el("td", null, m.status === "done" ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" }) : TA.badge(m.status)),
+    );
+  }
+
+  function renderMatches(data, append) {
+    matchesShown = append ? matchesShown.concat(data.matches) : data.matches;
+    const host = document.getElementById("matches");
+    document.getElementById("matches-hint").textContent = `${matchesShown.length} of ${data.total} finished, newest first`;
+    clear(host);
+    if (matchesShown.length === 0) {
+      host.append(el("p", { class: "muted", text: "No match finished yet." }));
+    } else {
+      host.append(
+        TA.wrapTable(
+          el(
+            "table",
+            { class: "data", "data-testid": "matches" },
+            el("thead", null, el("tr", null, ["Finished", "Match", "Players (Elo change)", "Score", "Result", ""].map((h, i) => el("th", { class: i === 3 ? "num" : null, text: h })))),
+            el("tbody", null, matchesShown.map(matchRow)),
+          ),
+        ),
+      );
+    }
+    const more = document.getElementById("more");
+    more.hidden = matchesShown.length >= data.total;
+
+    const failedHost = clear(document.getElementById("failed"));
+    if (data.failed.length) {
+      failedHost.append(
+        el("h3", { class: "conduct-flag", text: `Failed matches (${data.failed.length})` }),
+        TA.wrapTable(
+          el(
+            "table",
+            { class: "data", "data-testid": "failed-matches" },
+            el("thead", null, el("tr", null, ["Match", "Players", "Status", "Error"].map((h) => el("th", { text: h })))),
+            el(
+              "tbody",
+              null,
+              data.failed.map((m) =>
+                el(
+                  "tr",
+                  { "data-testid": "failed-row", "data-match": m.match_id },
+                  el("td", { class: "mono", text: m.match_id }),
+                  el("td", null, playersCell(m)),
+                  el("td", null, TA.badge("failed")),
+                  el("td", { class: "conduct-flag", style: "white-space: normal", "data-testid": "match-error", text: m.error || "unknown error" }),
+                ),
+              ),
+            ),
+          ),
+        ),
+        el("p"),
+      );
+    }
+  }
+
+  document.getElementById("more").addEventListener("click", async () => {
+    const data = await TA.load(api(`/matches?limit=${PAGE}&offset=${matchesShown.length}`));
+    renderMatches(data, true);
+  });
+
+  // ------------------------------------------------------------------ loading and polling
+
+  async function loadTables() {
+    const [ladder, ct, matches] = await Promise.all([
+      TA.load(api("/ladder")),
+      TA.load(api("/crosstable")),
+      TA.load(api(`/matches?limit=${Math.max(PAGE, matchesShown.length)}`)),
+    ]);
+    renderLadder(ladder);
+    renderCrosstable(ct);
+    renderMatches(matches, false);
+  }
+
+  async function poll() {
+    pollTimer = null;
+    let s;
+    try {
+      s = await TA.load(api(""));
+    } catch (err) {
+      TA.ready();
+      if (err.status !== 404) pollTimer = setTimeout(poll, POLL_MS * 2); // a lost connection: try again
+      else for (const id of ["tournament", "ladder", "crosstable", "matches"]) clear(document.getElementById(id));
+      return;
+    }
+    TA.clearErrors();
+    summary = s;
+    renderFacts(s);
+    renderProgress(s.progress);
+    const counts = `${s.progress.done}/${s.progress.failed}/${s.progress.status}`;
+    if (counts !== lastCounts) {
+      lastCounts = counts;
+      try {
+        await loadTables();
+      } catch (_) {
+        /* shown by TA.load */
+      }
+    }
+    TA.ready();
+    if (s.progress.status === "running") pollTimer = setTimeout(poll, POLL_MS);
+    else if (s.progress.status === "created") pollTimer = setTimeout(poll, POLL_MS * 2); // waiting for `league start`
+  }
+
+  poll();
+})();

@@ -1,0 +1,473 @@
+"""Every page of the web ladder in Chromium, checked against the Redis data a real tournament left.
+
+The league is played by real bots through the engine service and two Celery
+workers (see conftest.py); the pages are read the way a visitor sees them.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from web_kit import CLI, DESKTOP, LEAGUE, PHONE, SLOW_BOTS, Site, Tab, open_tab
+
+from scheduler.league import LeagueStore
+from worker.ledger import LeagueKeys, text
+
+pytestmark = pytest.mark.slow
+
+
+# ------------------------------------------------------------------ data helpers
+
+
+def keys(site: Site, league: str = LEAGUE) -> LeagueKeys:
+    return LeagueKeys(site.arena.prefix, league)
+
+
+def finished_ids(site: Site) -> list[str]:
+    return [text(m) for m in site.arena.redis.lrange(keys(site).finished_order, 0, -1)]
+
+
+def record(site: Site, match_id: str) -> dict[str, Any]:
+    raw = site.arena.redis.hget(keys(site).records, match_id)
+    assert raw is not None, match_id
+    data: dict[str, Any] = json.loads(raw)
+    return data
+
+
+def match_hash(site: Site, match_id: str) -> dict[str, Any]:
+    raw = {text(k): text(v) for k, v in site.arena.redis.hgetall(keys(site).match(match_id)).items()}
+    return {"seats": json.loads(raw["seats"]), "result": json.loads(raw["result"]), "elo": json.loads(raw["elo"])}
+
+
+def card_label(code: str) -> str:
+    """How a card reads on the page: rank ("10" for T) then the suit symbol."""
+    return ("10" if code[0] == "T" else code[0]) + {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}[code[1]]
+
+
+def replay_with_tabla(site: Site) -> tuple[str, list[dict[str, Any]]]:
+    """A finished match whose replay has a tabla and a non-tabla capture (the viewer must show both)."""
+    for mid in finished_ids(site):
+        frames = site.api(f"/leagues/{LEAGUE}/replays/{mid}")["frames"]
+        plays = [f for f in frames if f["kind"] == "play"]
+        if any(f["tabla"] for f in plays) and any(f["captured"] and not f["tabla"] for f in plays):
+            return mid, frames
+    raise AssertionError("no replay with a tabla in the league")
+
+
+SNAPSHOT_JS = """() => {
+  const q = (s) => document.querySelector(s);
+  const cards = (s) => [...document.querySelectorAll(s + ' .card')].map((c) => c.dataset.card);
+  const text = (t) => { const n = q(`[data-testid="${t}"]`); return n ? n.textContent.trim() : null; };
+  const hands = [...document.querySelectorAll('[data-testid^="hand-"][data-seat]')].map((h) => ({
+    seat: Number(h.dataset.seat), toMove: h.dataset.toMove === 'true',
+    cards: [...h.querySelectorAll('.card')].map((c) => c.dataset.card),
+    label: h.querySelector('.name').textContent }));
+  return {
+    frame: Number(document.body.dataset.frame),
+    counter: text('frame-counter'),
+    table: cards('[data-testid="table"]'),
+    hands,
+    played: q('[data-testid="played-card"]') ? q('[data-testid="played-card"]').dataset.card : null,
+    playedHighlighted: !!q('[data-testid="played-card"].played'),
+    captured: [...document.querySelectorAll('[data-testid="captured"] .card.captured')].map((c) => c.dataset.card),
+    tabla: !!q('[data-testid="tabla-mark"]'),
+    bonus: text('bonus'),
+    totals: [0, 1, 2, 3].map((t) => text(`total-${t}`)).filter((x) => x !== null),
+    dealScores: [0, 1, 2, 3].map((t) => text(`deal-score-${t}`)).filter((x) => x !== null),
+    result: text('result'),
+  };
+}"""
+
+
+def snapshot(tab: Tab) -> dict[str, Any]:
+    snap: dict[str, Any] = tab.page.evaluate(SNAPSHOT_JS)
+    return snap
+
+
+# ------------------------------------------------------------------ the finished league
+
+
+def test_index_lists_the_league_with_its_progress(tab: Tab, site: Site) -> None:
+    page = tab.open("/")
+    row = page.locator('[data-testid="league-row"][data-league="ladder"]')
+    assert row.count() == 1
+    total = len(finished_ids(site))
+    assert row.get_by_test_id("status").inner_text() == "finished"
+    assert row.get_by_test_id("league-progress").inner_text().strip() == f"{total} / {total}"
+    row.get_by_role("link", name=LEAGUE).click()
+    page.wait_for_url(f"**/leagues/{LEAGUE}")
+    page.wait_for_selector("body[data-ready]")
+    assert tab.text("progress-done") == str(total)
+
+
+def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> None:
+    rows = LeagueStore(site.arena.redis, site.arena.prefix).ladder(LEAGUE)
+    page = tab.open(f"/leagues/{LEAGUE}")
+
+    def shown() -> list[dict[str, str]]:
+        out: list[dict[str, str]] = page.eval_on_selector_all(
+            '[data-testid="ladder-row"]',
+            "rows => rows.map(r => Object.fromEntries([...r.cells].map(c => [c.dataset.col, c.textContent.trim()])))",
+        )
+        return out
+
+    got = shown()
+    assert [r["bot"] for r in got] == [r.bot for r in rows]
+    for rank, (cells, row) in enumerate(zip(got, rows, strict=True), 1):
+        assert cells["rank"] == str(rank)
+        assert cells["rating"] == f"{row.rating:.1f}"
+        assert cells["games"] == str(row.games) == "4"  # 3 bots, 2 games per pairing
+        assert (cells["wins"], cells["draws"], cells["losses"]) == (str(row.wins), str(row.draws), str(row.losses))
+        assert float(cells["points_per_game"]) == pytest.approx(row.points_per_game, abs=0.051)  # shown to 0.1
+        assert cells["conduct"] == "clean"
+    sparks = page.locator('[data-testid="ladder-row"] [data-testid="sparkline"]')
+    assert [sparks.nth(i).get_attribute("data-points") for i in range(len(rows))] == ["4"] * len(rows)
+    link = page.locator('[data-testid="ladder-row"]').first.get_by_role("link")
+    assert link.get_attribute("href") == f"/leagues/{LEAGUE}/bots/{rows[0].bot}"
+
+    page.get_by_test_id("sort-bot").click()
+    assert [r["bot"] for r in shown()] == sorted(r.bot for r in rows)
+    assert page.locator('th[data-col="bot"]').get_attribute("aria-sort") == "ascending"
+    page.get_by_test_id("sort-bot").click()
+    assert [r["bot"] for r in shown()] == sorted((r.bot for r in rows), reverse=True)
+    assert page.locator('th[data-col="bot"]').get_attribute("aria-sort") == "descending"
+
+    page.get_by_test_id("sort-losses").click()  # numbers sort high first; ties keep ladder order
+    assert [r["bot"] for r in shown()] == [r.bot for r in sorted(rows, key=lambda r: -r.losses)]
+    page.get_by_test_id("sort-rating").click()
+    page.get_by_test_id("sort-rating").click()  # second click: lowest rating first
+    assert [r["bot"] for r in shown()] == [r.bot for r in sorted(rows, key=lambda r: r.rating)]
+    page.get_by_test_id("sort-rank").click()
+    assert [r["bot"] for r in shown()] == [r.bot for r in rows]
+    tab.screenshot("league-sorted-desktop")
+
+
+def test_tournament_progress_shows_every_match_done(tab: Tab, site: Site) -> None:
+    status = LeagueStore(site.arena.redis, site.arena.prefix).status(LEAGUE)
+    assert status.status == "finished" and status.done == status.total == 6
+    tab.open(f"/leagues/{LEAGUE}")
+    progress = tab.testid("progress")
+    assert progress.get_attribute("data-status") == "finished"
+    assert tab.text("progress-done") == tab.text("progress-total") == str(status.total)
+    assert tab.text("progress-text") == f"{status.total} / {status.total} matches done"
+    assert (tab.text("progress-running"), tab.text("progress-queued"), tab.text("progress-failed")) == ("0", "0", "0")
+    assert tab.text("progress-eta") == "done"
+
+
+def test_crosstable_cells_are_the_head_to_head_results(tab: Tab, site: Site) -> None:
+    # Head-to-head recomputed from each finished match's seats and result (1 a win, 0.5 a draw).
+    score: dict[tuple[str, str], float] = defaultdict(float)
+    games: dict[tuple[str, str], int] = defaultdict(int)
+    for mid in finished_ids(site):
+        m = match_hash(site, mid)
+        a, b = m["seats"]
+        winner = m["result"]["winner"]
+        score[a, b] += 0.5 if winner is None else float(winner == 0)
+        score[b, a] += 0.5 if winner is None else float(winner == 1)
+        games[a, b] += 1
+        games[b, a] += 1
+    page = tab.open(f"/leagues/{LEAGUE}")
+    bots = [r.bot for r in LeagueStore(site.arena.redis, site.arena.prefix).ladder(LEAGUE)]
+    table = tab.testid("crosstable")
+    assert table.locator('[data-testid="crosstable-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)") == bots
+    for a in bots:
+        diag = table.locator(f'[data-testid="crosstable-diag"][data-row="{a}"]')
+        assert diag.get_attribute("data-col") == a and diag.inner_text().strip() == ""
+        for b in bots:
+            if a == b:
+                continue
+            cell = table.locator(f'[data-testid="crosstable-cell"][data-row="{a}"][data-col="{b}"]')
+            assert float(cell.get_attribute("data-score")) == score[a, b], (a, b)
+            assert int(cell.get_attribute("data-games")) == games[a, b] == 2, (a, b)
+            s = score[a, b]
+            shown = str(int(s)) if s == int(s) else f"{int(s) or ''}½"
+            assert cell.inner_text().replace(" ", "") == f"{shown}/{games[a, b]}"
+    assert page.locator('[data-testid="crosstable-diag"]').count() == len(bots)
+
+
+def test_recent_matches_link_to_their_replays(tab: Tab, site: Site) -> None:
+    ids = finished_ids(site)
+    page = tab.open(f"/leagues/{LEAGUE}")
+    rows = page.locator('[data-testid="match-row"]')
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.match)") == list(reversed(ids))  # newest first
+    for i, mid in enumerate(reversed(ids)):
+        rec = record(site, mid)
+        row = rows.nth(i)
+        assert row.get_by_test_id("match-score").inner_text() == " – ".join(map(str, rec["score"]))
+        assert row.get_by_test_id("replay-link").get_attribute("href") == f"/leagues/{LEAGUE}/replay/{mid}"
+    assert page.locator('[data-testid="failed-row"]').count() == 0
+    rows.first.get_by_test_id("replay-link").click()
+    page.wait_for_selector("body[data-ready]")
+    assert tab.text("frame-counter") == "Deal 1 · dealt"
+
+
+def test_bot_page_shows_history_conduct_and_results_from_its_seat(tab: Tab, site: Site) -> None:
+    store = LeagueStore(site.arena.redis, site.arena.prefix)
+    top = store.ladder(LEAGUE)[0]
+    page = tab.open(f"/leagues/{LEAGUE}/bots/{top.bot}")
+    assert page.locator("h1").inner_text() == top.bot
+    assert tab.text("rating") == f"{top.rating:.1f}"
+    assert tab.text("games") == str(top.games)
+    assert tab.text("wdl") == f"{top.wins} / {top.draws} / {top.losses}"
+    for tid, value in (("timeouts", top.timeouts), ("illegal", top.illegal), ("forfeits", top.forfeits)):
+        assert tab.text(tid) == str(value) == "0"
+        assert page.get_by_test_id(tid).is_visible()
+    history = site.arena.redis.llen(keys(site).history(top.bot))
+    chart = tab.testid("rating-chart")
+    assert int(chart.get_attribute("data-points")) == history + 1  # plus the initial rating
+    assert chart.locator("circle.pt").count() == history + 1
+
+    mine = [text(m) for m in reversed(site.arena.redis.lrange(keys(site).bot_matches(top.bot), 0, -1))]
+    rows = page.locator('[data-testid="bot-match-row"]')
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.match)") == mine
+    letters = []
+    for i, mid in enumerate(mine):
+        rec, m = record(site, mid), match_hash(site, mid)
+        seat = m["seats"].index(top.bot)
+        team = next(t for t, seats in enumerate(rec["teams"]) if seat in seats)
+        winner = rec["result"]["winner"]
+        letter = "D" if winner is None else "W" if winner == team else "L"
+        letters.append(letter)
+        row = rows.nth(i)
+        assert row.get_attribute("data-result") == letter
+        assert row.get_by_test_id("result").inner_text() == letter
+        others = [str(s) for t, s in enumerate(rec["score"]) if t != team]
+        assert row.get_by_test_id("score").inner_text() == " – ".join([str(rec["score"][team]), *others])
+        elo = float(m["elo"][seat])
+        assert row.get_by_test_id("elo").inner_text() == ("+" if elo > 0 else "−") + f"{abs(elo):.1f}"
+        opponent = m["seats"][1 - seat]
+        assert row.get_by_role("link", name=opponent).get_attribute("href") == f"/leagues/{LEAGUE}/bots/{opponent}"
+    assert letters.count("W") == top.wins and letters.count("L") == top.losses
+
+
+def test_replay_steps_through_a_match_by_keyboard_and_buttons(tab: Tab, site: Site) -> None:
+    mid, frames = replay_with_tabla(site)
+    rec = record(site, mid)
+    names = [p.split("@")[0] for p in rec["players"]]
+    n = len(names)
+    page = tab.open(f"/leagues/{LEAGUE}/replay/{mid}")
+    assert page.locator("h1").inner_text() == " vs ".join(names)
+    tab.mark_document()
+
+    totals = [0] * len(rec["teams"])
+    deal_plays = {k: len(d["plays"]) for k, d in enumerate(rec["deals"])}
+    ends_seen = 0
+    for i, frame in enumerate(frames):
+        if i:
+            page.keyboard.press("ArrowRight")
+        snap = snapshot(tab)
+        assert snap["frame"] == i
+        assert [h["label"] for h in snap["hands"]] == names
+        if frame["kind"] == "result":
+            break
+        assert snap["table"] == frame["table"], i
+        assert [h["cards"] for h in snap["hands"]] == frame["hands"], i
+        k = frame["deal"]
+        if frame["kind"] == "deal":
+            assert snap["counter"] == f"Deal {k + 1} · dealt"
+            to_move = [h["seat"] for h in snap["hands"] if h["toMove"]]
+            assert to_move == [(frame["dealer"] + 1) % n]
+        elif frame["kind"] == "play":
+            play = rec["deals"][k]["plays"][frame["play"]]
+            assert snap["counter"] == f"Deal {k + 1} · play {frame['play'] + 1} of {deal_plays[k]}"
+            assert snap["played"] == play["card"] and snap["playedHighlighted"]
+            assert snap["captured"] == play["captured"]
+            assert snap["tabla"] == frame["tabla"]
+            if frame["bonus"]:
+                assert snap["bonus"].startswith(f"+{frame['bonus']} point")
+            assert snap["totals"] == [str(t) for t in totals]
+        elif frame["kind"] == "end":
+            deal_score = rec["deals"][k]["score"]
+            totals = [t + s for t, s in zip(totals, deal_score, strict=True)]
+            assert snap["counter"] == f"Deal {k + 1} · deal over"
+            assert snap["dealScores"] == [str(s) for s in deal_score], f"deal {k + 1}"
+            assert snap["totals"] == [str(t) for t in totals], f"deal {k + 1}"
+            if not ends_seen:
+                tab.screenshot("replay-deal-end-desktop")
+            ends_seen += 1
+    assert ends_seen == len(rec["deals"])
+    assert totals == rec["score"]
+    assert snap["frame"] == len(frames) - 1
+    assert snap["counter"] == "Match over"
+    assert snap["totals"] == [str(s) for s in rec["score"]]
+    winner = rec["result"]["winner"]
+    assert winner is not None
+    others = [str(s) for t, s in enumerate(rec["score"]) if t != winner]
+    assert snap["result"].startswith(f"{names[winner]} wins {rec['score'][winner]} – {' – '.join(others)}")
+    assert tab.testid("next").is_disabled() and tab.testid("last").is_disabled()
+    tab.screenshot("replay-result-desktop")
+
+    starts = [i for i, f in enumerate(frames) if f["kind"] == "deal"]
+    tab.testid("first").click()
+    assert snapshot(tab)["frame"] == 0 and tab.testid("prev").is_disabled()
+    tab.testid("next-deal").click()
+    assert snapshot(tab)["frame"] == starts[1] and tab.text("frame-counter") == "Deal 2 · dealt"
+    tab.testid("prev").click()  # back onto the end of deal 1
+    snap = snapshot(tab)
+    assert snap["frame"] == starts[1] - 1 and snap["dealScores"] == [str(s) for s in rec["deals"][0]["score"]]
+    tab.testid("next").click()
+    tab.testid("next").click()
+    assert snapshot(tab)["frame"] == starts[1] + 1
+    tab.testid("prev-deal").click()  # to the start of the current deal, then the one before
+    assert snapshot(tab)["frame"] == starts[1]
+    tab.testid("prev-deal").click()
+    assert snapshot(tab)["frame"] == starts[0]
+    tab.testid("last").click()
+    assert snapshot(tab)["counter"] == "Match over"
+    page.keyboard.press("Home")
+    assert snapshot(tab)["frame"] == 0
+    page.keyboard.press("PageDown")
+    assert snapshot(tab)["frame"] == starts[1]
+    page.keyboard.press("PageUp")
+    assert snapshot(tab)["frame"] == starts[0]
+    page.keyboard.press("End")
+    assert snapshot(tab)["frame"] == len(frames) - 1
+    page.keyboard.press("ArrowLeft")
+    assert snapshot(tab)["frame"] == len(frames) - 2
+    assert tab.same_document()  # stepping never reloads the page
+
+
+def test_replay_highlights_captures_and_marks_a_tabla(tab: Tab, site: Site) -> None:
+    mid, frames = replay_with_tabla(site)
+    tabla = next(i for i, f in enumerate(frames) if f["kind"] == "play" and f["tabla"])
+    capture = next(i for i, f in enumerate(frames) if f["kind"] == "play" and f["captured"] and not f["tabla"])
+    trail = next(i for i, f in enumerate(frames) if f["kind"] == "play" and not f["captured"])
+
+    page = tab.open(f"/leagues/{LEAGUE}/replay/{mid}#frame={capture}")
+    snap = snapshot(tab)
+    assert snap["frame"] == capture
+    assert snap["captured"] == frames[capture]["captured"] and snap["captured"]
+    assert snap["played"] == frames[capture]["card"]
+    assert not snap["tabla"] and tab.testid("tabla-mark").count() == 0
+    shown = tab.testid("captured").locator(".card")
+    assert shown.evaluate_all("cs => cs.map(c => c.innerText.replace(/\\s+/g, '').replace('\\ufe0e', ''))") == [
+        card_label(c) for c in frames[capture]["captured"]
+    ]
+    colours = shown.evaluate_all("cs => cs.map(c => getComputedStyle(c).color)")
+    for code, colour in zip(frames[capture]["captured"], colours, strict=True):
+        red = colour == "rgb(196, 18, 48)"
+        assert red == (code[1] in "HD"), (code, colour)
+    tab.screenshot("replay-capture-desktop")
+
+    page.goto(site.url(f"/leagues/{LEAGUE}/replay/{mid}#frame={tabla}"))
+    page.wait_for_selector("body[data-ready]")
+    snap = snapshot(tab)
+    assert snap["frame"] == tabla and snap["tabla"]
+    assert tab.testid("tabla-mark").is_visible() and tab.text("tabla-mark") == "TABLA"
+    assert snap["table"] == [] and snap["captured"] == frames[tabla]["captured"]
+    assert tab.text("bonus") == f"+{frames[tabla]['bonus']} point" + ("s" if frames[tabla]["bonus"] > 1 else "")
+    tab.screenshot("replay-tabla-desktop")
+
+    page.keyboard.press("Home")
+    for _ in range(trail):
+        tab.testid("next").click()
+    snap = snapshot(tab)
+    assert snap["frame"] == trail and snap["captured"] == [] and not snap["tabla"]
+    assert frames[trail]["card"] in snap["table"]  # a trailed card lands on the table
+
+    tab.testid("speed").select_option("100")
+    tab.testid("play-pause").click()
+    assert tab.testid("play-pause").get_attribute("aria-pressed") == "true"
+    page.wait_for_function(f"Number(document.body.dataset.frame) >= {trail + 3}")
+    tab.testid("play-pause").click()
+    assert tab.testid("play-pause").get_attribute("aria-pressed") == "false"
+    stopped = snapshot(tab)["frame"]
+    page.wait_for_timeout(400)
+    assert snapshot(tab)["frame"] == stopped
+
+
+def test_api_page_describes_every_endpoint(tab: Tab, site: Site) -> None:
+    spec = site.api("/openapi.json")
+    page = tab.open("/api")
+    shown = page.locator('[data-testid="endpoint"]').evaluate_all("es => es.map(e => e.dataset.path)")
+    assert sorted(shown) == sorted(spec["paths"])
+    for path, ops in spec["paths"].items():
+        box = page.locator(f'[data-testid="endpoint"][data-path="{path}"]')
+        assert ops["get"]["summary"] in box.inner_text()
+        assert box.locator('[data-testid="param"]').count() == len(ops["get"].get("parameters", []))
+    assert f"curl -s {site.base}/api/leagues" in tab.text("examples")
+
+
+def test_unknown_league_shows_the_error(tab: Tab) -> None:
+    tab.open("/leagues/no-such-league")
+    assert "no league named 'no-such-league'" in tab.text("error")
+
+
+PAGES = {
+    "index": "/",
+    "league": f"/leagues/{LEAGUE}",
+    "bot": f"/leagues/{LEAGUE}/bots/ada-strong",
+    "replay": f"/leagues/{LEAGUE}/replay/REPLAY",
+    "api": "/api",
+}
+
+
+@pytest.mark.parametrize("viewport", ["desktop", "phone"])
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_renders_locally_and_fits_the_screen(browser: Any, site: Site, name: str, viewport: str) -> None:
+    """Each page: no request leaves 127.0.0.1, no error, no page-wide horizontal scroll at 375 px; a screenshot."""
+    path = PAGES[name]
+    if name == "replay":
+        mid, frames = replay_with_tabla(site)
+        tabla = next(i for i, f in enumerate(frames) if f["kind"] == "play" and f["tabla"])
+        path = path.replace("REPLAY", mid) + f"#frame={tabla}"
+    with open_tab(browser, site, DESKTOP if viewport == "desktop" else PHONE) as tab:
+        page = tab.open(path)
+        assert tab.testid("error").count() == 0
+        assert not tab.console_errors, tab.console_errors
+        width = page.evaluate("document.documentElement.scrollWidth")
+        limit = (DESKTOP if viewport == "desktop" else PHONE)["width"] + 1
+        assert width <= limit, f"{name} is {width} px wide at {viewport} size"
+        if viewport == "phone" and name == "replay":
+            # the replay stacks: controls, then the table, then the score
+            tops = [page.get_by_test_id(t).bounding_box()["y"] for t in ("frame-counter", "table", "score")]
+            assert tops == sorted(tops)
+        tab.screenshot(f"{name}-{viewport}")
+
+
+# ------------------------------------------------------------------ a league in progress
+
+
+def test_progress_updates_live_without_reloading(tab: Tab, site: Site) -> None:
+    league = "live"
+    site.cli("league", "create", league, "--games", "6", "--rule", "deals=2")
+    site.cli("league", "add-bot", league, *SLOW_BOTS)
+    feeder = site.arena.spawn("feeder-live", [*CLI, "league", "start", league, "--window", "2"])
+    try:
+        store = LeagueStore(site.arena.redis, site.arena.prefix)
+        deadline = time.monotonic() + 30
+        while store.status(league).status != "running":
+            assert time.monotonic() < deadline, feeder.text()
+            time.sleep(0.05)
+
+        page = tab.open(f"/leagues/{league}")
+        first = int(tab.text("progress-done"))
+        total = int(tab.text("progress-total"))
+        assert total == 6 and first < total
+        assert tab.testid("progress").get_attribute("data-status") == "running"
+        assert tab.text("progress-eta") != "done"
+        tab.mark_document()
+
+        page.wait_for_function(
+            f"Number(document.querySelector('[data-testid=progress-done]').textContent) > {first}", timeout=30_000
+        )
+        tab.screenshot("league-live-desktop")
+        page.wait_for_selector('[data-testid="progress"][data-status="finished"]', timeout=60_000)
+        assert tab.text("progress-done") == tab.text("progress-total") == "6"
+        assert tab.same_document()
+        assert page.locator('[data-testid="ladder-row"]').count() == len(SLOW_BOTS)  # refreshed as results came
+        assert page.locator('[data-testid="match-row"]').count() == 6
+
+        summary_url = f"{site.base}/api/leagues/{league}"
+        polls = tab.requests.count(summary_url)
+        page.wait_for_timeout(2600)
+        assert tab.requests.count(summary_url) == polls, "still polling a finished league"
+        feeder.popen.wait(30)
+        assert feeder.popen.returncode == 0, feeder.text()
+    finally:
+        feeder.stop(signal.SIGTERM)
