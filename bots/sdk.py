@@ -1,7 +1,7 @@
-"""The Python bot SDK: run any :class:`~bots.Bot` against the arena over gRPC.
+"""The Python bot SDK: run any :class:`~bots.Bot` against the arena over gRPC::
 
-    >>> from bots.sdk import BotClient                                # doctest: +SKIP
-    >>> BotClient(MyBot(), "127.0.0.1:50051", token).run_forever()    # doctest: +SKIP
+    from bots.sdk import BotClient
+    BotClient(MyBot(), "127.0.0.1:50051", token).run_forever()
 
 The client opens one stream, greets with its token, answers every turn with
 ``bot.choose(observation)`` (sent as an index into the legal plays), keeps the

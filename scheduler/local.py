@@ -81,7 +81,7 @@ class LocalArena:
 
     def spawn(self, name: str, argv: list[str], cwd: Path | None = None, **env: str) -> Child:
         log = self.workdir / "logs" / f"{name}.log"
-        fh = log.open("ab")
+        fh = log.open("wb")  # a fresh log per run: start-up lines of an old run must not be read as this one's
         popen = subprocess.Popen(
             argv,
             stdout=fh,

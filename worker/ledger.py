@@ -162,7 +162,7 @@ for i = 1, n do
 end
 redis.call('HSET', base .. ':records', mid, ARGV[3])
 redis.call('HSET', mkey, 'status', 'done', 'result', ARGV[4], 'finished_at', now,
-           'elo', cjson.encode(changes))
+           'elo', cjson.encode(changes), 'score', ARGV[8])
 for _, state in ipairs({'queued', 'running', 'failed'}) do redis.call('SREM', base .. ':' .. state, mid) end
 redis.call('SADD', base .. ':done', mid)
 redis.call('RPUSH', base .. ':finished', mid)

@@ -53,6 +53,7 @@ def league_summary(store: LeagueStore, league_id: str) -> dict[str, Any]:
         "id": league_id,
         "rules": league.rules.to_record(),
         "players": league.rules.players,
+        "teams": [list(t) for t in league.rules.teams],
         "format": league.format,
         "games_per_pairing": league.games,
         "mirrored": league.mirrored,
@@ -99,11 +100,13 @@ def crosstable(store: LeagueStore, league_id: str, limit: int = 30) -> dict[str,
 
 
 def _match_rows(store: LeagueStore, keys: LeagueKeys, ids: list[str]) -> list[dict[str, Any]]:
+    if not ids:
+        return []
     pipe = store.r.pipeline()
     for mid in ids:
-        pipe.hmget(keys.match(mid), ["status", "seats", "result", "finished_at", "elo", "round", "error"])
+        pipe.hmget(keys.match(mid), ["status", "seats", "result", "finished_at", "elo", "round", "error", "score"])
     rows = []
-    for mid, (status, seats, result, finished, elo, rnd, error) in zip(ids, pipe.execute(), strict=True):
+    for mid, (status, seats, result, finished, elo, rnd, error, score) in zip(ids, pipe.execute(), strict=True):
         rows.append(
             {
                 "match_id": mid,
@@ -111,6 +114,7 @@ def _match_rows(store: LeagueStore, keys: LeagueKeys, ids: list[str]) -> list[di
                 "seats": json.loads(seats) if seats else [],
                 "round": int(rnd) if rnd else None,
                 "result": json.loads(result) if result else None,
+                "score": json.loads(score) if score else None,
                 "finished_at": float(finished) if finished else None,
                 "elo": [float(x) for x in json.loads(elo)] if elo else None,
                 "error": text(error) if error else None,
