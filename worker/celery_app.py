@@ -21,7 +21,8 @@ app.conf.update(
     worker_prefetch_multiplier=1,
     task_default_queue=settings.queue,
     task_time_limit=settings.task_time_limit,
-    task_soft_time_limit=max(settings.task_time_limit - 30, 30),
+    # Below the hard limit whatever it is (above it, Celery refuses every retry and drops the match).
+    task_soft_time_limit=settings.task_time_limit - min(30, settings.task_time_limit / 10),
     broker_transport_options={
         "visibility_timeout": settings.visibility_timeout,
         "global_keyprefix": f"{settings.prefix}:celery:",

@@ -3,9 +3,11 @@
 1. Claim the match with a lease (``SET NX PX``) renewed while it runs. A match
    already done is left alone; one leased elsewhere is retried later (its
    worker may have died: the lease then expires and the retry plays it).
-2. Count the attempt; past ``max_deliveries`` the match is marked failed.
-3. Play it through the engine service with :class:`~worker.match_runner.MatchRunner`.
-4. Commit record, result and Elo in one idempotent step (:mod:`worker.ledger`).
+2. Take a game slot for each bot (no bot plays more matches at once than the
+   ``max_games`` of its Hello); when one is full, retry shortly, uncounted.
+3. Count the attempt; past ``max_deliveries`` the match is marked failed.
+4. Play it through the engine service with :class:`~worker.match_runner.MatchRunner`.
+5. Commit record, result and Elo in one idempotent step (:mod:`worker.ledger`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import json
 import logging
 import secrets
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -23,6 +26,7 @@ import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from engine_service.rules import Rules
+from worker import slots
 from worker.ledger import LeagueKeys, commit_result, set_state, text
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
 from worker.settings import WorkerSettings
@@ -35,11 +39,16 @@ _RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPI
 
 
 class Transient(RuntimeError):
-    """Worth another try later (a bot not connected yet, an engine replica restarting)."""
+    """Worth another try later (a bot not connected yet, an engine replica restarting).
 
-    def __init__(self, message: str, retry_after: float = 5.0) -> None:
+    ``backoff``: whether retries should wait longer and longer (not for a short,
+    expected wait such as a bot's game slots being full).
+    """
+
+    def __init__(self, message: str, retry_after: float = 5.0, backoff: bool = True) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+        self.backoff = backoff
 
 
 def play_league_match(settings: WorkerSettings, league_id: str, match_id: str, worker_id: str) -> str:
@@ -67,42 +76,57 @@ def _play(client: redis.Redis, keys: LeagueKeys, settings: WorkerSettings, match
         # Playing elsewhere, or its worker died and the lease has not expired yet:
         # come back later rather than drop the match.
         raise Transient(f"match {match_id} is leased by another worker", retry_after=settings.lease_ms / 1000)
-    deliveries = client.hincrby(mkey, "deliveries", 1)
-    if deliveries > settings.max_deliveries:
-        _fail(client, keys, match_id, f"gave up after {deliveries - 1} attempts")
-        client.eval(_RELEASE, 1, keys.lease(match_id), token)
-        return "failed"
     try:
-        set_state(client, keys, match_id, "running", worker=worker_id)
-        meta = client.hgetall(keys.meta)
-        rules = Rules.from_record(json.loads(meta[b"rules"]), players=int(meta[b"players"]))
         seats = json.loads(spec[b"seats"])
+        if not slots.acquire(client, settings.prefix, seats, match_id, settings.lease_ms):
+            raise Transient(f"a bot of match {match_id} is playing all the games it allows", 1.0, backoff=False)
         try:
-            outcome = asyncio.run(
-                asyncio.wait_for(
-                    _run(settings, keys, match_id, token, rules, text(spec[b"seed"]), seats),
-                    settings.task_time_limit,
-                )
-            )
-        except TimeoutError:
-            _fail(client, keys, match_id, f"exceeded the time limit of {settings.task_time_limit} s")
-            return "failed"
-        stored = commit_result(
-            client,
-            keys,
-            match_id,
-            outcome.record,
-            seats,
-            [asdict(c) for c in outcome.conduct],
-            float(meta.get(b"k", b"24")),
-            float(meta.get(b"initial", b"1500")),
-        )
-        return "done" if stored else "already-done"
+            return _attempt(client, keys, settings, match_id, token, text(spec[b"seed"]), seats, worker_id)
+        finally:
+            slots.release(client, settings.prefix, seats, match_id)
     except Transient:
         set_state(client, keys, match_id, "queued")
         raise
     finally:
         client.eval(_RELEASE, 1, keys.lease(match_id), token)
+
+
+def _attempt(
+    client: redis.Redis,
+    keys: LeagueKeys,
+    settings: WorkerSettings,
+    match_id: str,
+    token: str,
+    seed: str,
+    seats: list[str],
+    worker_id: str,
+) -> str:
+    """One counted attempt at a claimed match: play it and commit it."""
+    deliveries = client.hincrby(keys.match(match_id), "deliveries", 1)
+    if deliveries > settings.max_deliveries:
+        _fail(client, keys, match_id, f"gave up after {deliveries - 1} attempts")
+        return "failed"
+    set_state(client, keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}")
+    meta = client.hgetall(keys.meta)
+    rules = Rules.from_record(json.loads(meta[b"rules"]), players=int(meta[b"players"]))
+    try:
+        outcome = asyncio.run(
+            asyncio.wait_for(_run(settings, keys, match_id, token, rules, seed, seats), settings.task_time_limit)
+        )
+    except TimeoutError:
+        _fail(client, keys, match_id, f"exceeded the time limit of {settings.task_time_limit} s")
+        return "failed"
+    stored = commit_result(
+        client,
+        keys,
+        match_id,
+        outcome.record,
+        seats,
+        [asdict(c) for c in outcome.conduct],
+        float(meta.get(b"k", b"24")),
+        float(meta.get(b"initial", b"1500")),
+    )
+    return "done" if stored else "already-done"
 
 
 async def _run(
@@ -111,7 +135,7 @@ async def _run(
     aredis = AsyncRedis.from_url(settings.redis_url)
     tls_ca = Path(settings.tls_ca).read_bytes() if settings.tls_ca else None
     runner = MatchRunner(aredis, settings.prefix, grace_ms=settings.grace_ms, tls_ca=tls_ca)
-    renew = asyncio.create_task(_renew(aredis, keys.lease(match_id), token, settings.lease_ms))
+    renew = asyncio.create_task(_renew(aredis, settings, keys.lease(match_id), token, seats, match_id))
     try:
         return await runner.play(rules, seed, seats, f"{keys.league}/{match_id}")
     except (BotUnavailable, ReplicaUnreachable) as exc:
@@ -128,12 +152,16 @@ async def _run(
         await aredis.aclose()
 
 
-async def _renew(client: AsyncRedis, key: str, token: str, lease_ms: int) -> None:
+async def _renew(
+    client: AsyncRedis, settings: WorkerSettings, key: str, token: str, seats: list[str], match_id: str
+) -> None:
+    """Keep the lease (and the bots' game slots) while the match runs."""
     while True:
-        await asyncio.sleep(lease_ms / 3000)
-        if not await client.eval(_RENEW, 1, key, token, lease_ms):
+        await asyncio.sleep(settings.lease_ms / 3000)
+        if not await client.eval(_RENEW, 1, key, token, settings.lease_ms):
             log.error("lost the lease %s", key)
             return
+        await slots.renew(client, settings.prefix, seats, match_id, settings.lease_ms)
 
 
 def _fail(client: redis.Redis, keys: LeagueKeys, match_id: str, reason: str) -> None:

@@ -14,7 +14,8 @@ def play_match(self: Task, league_id: str, match_id: str) -> str:
     try:
         return play_league_match(settings, league_id, match_id, worker_id=self.request.hostname or "worker")
     except Transient as exc:
-        countdown = min(exc.retry_after * 2 ** min(self.request.retries, 6), 300)
+        growth = 2 ** min(self.request.retries, 6) if exc.backoff else 1
+        countdown = min(exc.retry_after * growth, 300)
         raise self.retry(exc=exc, countdown=countdown) from None
 
 

@@ -160,3 +160,32 @@ def test_a_stopped_scheduler_resumes_without_replaying_or_skipping(arena: Arena)
     assert attempts == [1] * total  # nothing replayed: every match was played exactly once
     rows = LeagueStore(arena.redis, arena.prefix).ladder("resume")
     assert sum(r.games for r in rows) == 2 * total
+
+
+def test_a_bot_never_plays_more_matches_at_once_than_its_max_games(arena: Arena) -> None:
+    arena.env_extra.update(FAST_REDELIVERY)
+    _, port = arena.start_engine()
+    bots = {"solo": "1", "duo": "2", "trio": "3"}
+    for name, limit in bots.items():
+        arena.start_python_bot("random", name, arena.add_bot(name), port, "--max-games", limit, "--think-ms", "3")
+    for w in ("w1", "w2", "w3"):
+        arena.start_worker(w)
+    arena.wait_connected(*bots)
+    create_league(arena, "slots", list(bots), "--games", "4", "--rule", "deals=1")
+    run = arena.tablanette("league", "start", "slots", "--window", "0", timeout=300)
+    assert run.returncode == 0, run.stderr + run.stdout
+
+    keys = LeagueKeys(arena.prefix, "slots")
+    spans: dict[str, list[tuple[float, float]]] = {b: [] for b in bots}
+    for mid in arena.redis.lrange(keys.plan, 0, -1):
+        m = arena.redis.hgetall(keys.match(mid.decode()))
+        assert m[b"status"] == b"done"
+        for bot in json.loads(m[b"seats"]):
+            spans[bot].append((float(m[b"started_at"]), float(m[b"finished_at"])))
+    for bot, limit in bots.items():
+        events = sorted([(s, 1) for s, _ in spans[bot]] + [(f, -1) for _, f in spans[bot]])
+        running = peak = 0
+        for _, step in events:
+            running += step
+            peak = max(peak, running)
+        assert peak <= int(limit), f"{bot} played {peak} matches at once (max_games {limit})"

@@ -1,0 +1,36 @@
+"""Worker settings that would lose matches are refused or corrected."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from arena_harness import ROOT
+
+from worker.settings import WorkerSettings
+
+PRINT_LIMITS = (
+    "import json; from worker.celery_app import app; "
+    "print(json.dumps([app.conf.task_time_limit, app.conf.task_soft_time_limit, "
+    "app.conf.broker_transport_options['visibility_timeout']]))"
+)
+
+
+@pytest.mark.parametrize(("visibility", "limit"), [("12", "10"), ("100", "60"), ("7200", "6900")])
+def test_soft_time_limit_stays_below_the_hard_one_below_the_visibility_timeout(visibility: str, limit: str) -> None:
+    env = {**os.environ, "TABLANETTE_VISIBILITY_TIMEOUT": visibility, "TABLANETTE_TASK_TIME_LIMIT": limit}
+    out = subprocess.run(
+        [sys.executable, "-c", PRINT_LIMITS], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    hard, soft, vis = json.loads(out.stdout)
+    assert soft < hard < vis  # a soft limit above the hard one makes Celery drop every retried match
+
+
+def test_a_time_limit_at_or_above_the_visibility_timeout_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABLANETTE_VISIBILITY_TIMEOUT", "60")
+    monkeypatch.setenv("TABLANETTE_TASK_TIME_LIMIT", "60")
+    with pytest.raises(ValueError, match="below the visibility timeout"):
+        WorkerSettings.from_env()
