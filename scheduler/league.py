@@ -231,7 +231,7 @@ class LeagueStore:
         """(match id, status) of every match not done or failed, in plan order."""
         keys = self.keys(league_id)
         ids = [text(m) for m in self.r.lrange(keys.plan, 0, -1)]
-        pipe = self.r.pipeline()
+        pipe = self.r.pipeline(transaction=False)
         for mid in ids:
             pipe.hget(keys.match(mid), "status")
         out = []
@@ -278,7 +278,7 @@ class LeagueStore:
         """Every bot, best rating first (one pipelined read of all stats)."""
         keys = self.keys(league_id)
         ranked: list[tuple[bytes, float]] = self.r.zrevrange(keys.ladder, 0, -1, withscores=True)  # type: ignore[assignment]
-        pipe = self.r.pipeline()
+        pipe = self.r.pipeline(transaction=False)
         for bot, _ in ranked:
             pipe.hgetall(keys.stats(text(bot)))
         return [_row(text(bot), rating, stats) for (bot, rating), stats in zip(ranked, pipe.execute(), strict=True)]

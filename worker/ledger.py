@@ -78,6 +78,10 @@ class LeagueKeys:
         """Hash ``"a\tb"`` -> games ``a`` and ``b`` played against each other."""
         return f"{self.base}:h2h-games"
 
+    def trend(self, bot: str) -> str:
+        """The bot's last 30 ratings (capped list, for the ladder's sparklines)."""
+        return f"{self.base}:trend:{bot}"
+
     def bot_matches(self, bot: str) -> str:
         """List of the match ids ``bot`` played, in the order they finished."""
         return f"{self.base}:bot-matches:{bot}"
@@ -156,6 +160,8 @@ for i = 1, n do
   if conduct[i]['forfeit'] then redis.call('HINCRBY', skey, 'forfeits', 1) end
   redis.call('HSET', skey, 'last_played', now)
   redis.call('RPUSH', base .. ':bot-matches:' .. bots[i], mid)
+  redis.call('RPUSH', base .. ':trend:' .. bots[i], string.format('%.1f', new))
+  redis.call('LTRIM', base .. ':trend:' .. bots[i], -30, -1)
   redis.call('RPUSH', base .. ':history:' .. bots[i],
     cjson.encode({match = mid, rating = new, delta = delta[i], at = tonumber(now)}))
   changes[i] = string.format('%.6f', delta[i])

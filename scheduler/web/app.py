@@ -8,7 +8,6 @@ described at ``/api`` (human) and ``/api/openapi.json`` (machine).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import redis
 from fastapi import FastAPI, HTTPException, Query, Request
@@ -63,63 +62,63 @@ def create_app(client: redis.Redis, prefix: str) -> FastAPI:
         return page("api.html")
 
     @app.get("/api/leagues", tags=["leagues"], summary="Every league with its progress")
-    def api_leagues() -> list[dict[str, Any]]:
-        return queries.leagues(store)
+    def api_leagues() -> JSONResponse:
+        return JSONResponse(queries.leagues(store))
 
     @app.get("/api/leagues/{league_id}", tags=["leagues"], summary="A league: rules, format, bots, live progress")
-    def api_league(league_id: str) -> dict[str, Any]:
-        return queries.league_summary(store, league_id)
+    def api_league(league_id: str) -> JSONResponse:
+        return JSONResponse(queries.league_summary(store, league_id))
 
     @app.get(
         "/api/leagues/{league_id}/ladder",
         tags=["ladder"],
         summary="The Elo ladder, best first, with each bot's recent rating trend",
     )
-    def api_ladder(league_id: str) -> list[dict[str, Any]]:
-        return queries.ladder(store, league_id)
+    def api_ladder(league_id: str) -> JSONResponse:
+        return JSONResponse(queries.ladder(store, league_id))
 
     @app.get(
         "/api/leagues/{league_id}/crosstable",
         tags=["leagues"],
         summary="Head-to-head scores (1 a win, 0.5 a draw) among the top bots",
     )
-    def api_crosstable(league_id: str, limit: int = Query(30, ge=2, le=200)) -> dict[str, Any]:
-        return queries.crosstable(store, league_id, limit)
+    def api_crosstable(league_id: str, limit: int = Query(30, ge=2, le=200)) -> JSONResponse:
+        return JSONResponse(queries.crosstable(store, league_id, limit))
 
     @app.get(
         "/api/leagues/{league_id}/matches",
         tags=["matches"],
         summary="Finished matches, newest first, and the failed ones",
     )
-    def api_matches(
-        league_id: str, limit: int = Query(20, ge=1, le=500), offset: int = Query(0, ge=0)
-    ) -> dict[str, Any]:
-        return queries.recent_matches(store, league_id, limit, offset)
+    def api_matches(league_id: str, limit: int = Query(20, ge=1, le=500), offset: int = Query(0, ge=0)) -> JSONResponse:
+        return JSONResponse(queries.recent_matches(store, league_id, limit, offset))
 
     @app.get(
         "/api/leagues/{league_id}/bots/{bot}",
         tags=["ladder"],
         summary="One bot: rating, record, rating history, recent matches, timeouts, illegal plays, forfeits",
     )
-    def api_bot(league_id: str, bot: str, limit: int = Query(20, ge=1, le=200)) -> dict[str, Any]:
-        return queries.bot_page(store, league_id, bot, limit)
+    def api_bot(league_id: str, bot: str, limit: int = Query(20, ge=1, le=200)) -> JSONResponse:
+        return JSONResponse(queries.bot_page(store, league_id, bot, limit))
 
     @app.get(
         "/api/leagues/{league_id}/replays/{match_id:path}",
         tags=["matches"],
         summary="Replay frames of a finished match, computed by the rules engine",
     )
-    def api_replay(league_id: str, match_id: str) -> dict[str, Any]:
+    def api_replay(league_id: str, match_id: str) -> JSONResponse:
         record = queries.record(store, league_id, match_id)
-        return {"record": {k: v for k, v in record.items() if k != "deals"}, "frames": replay_frames(record)}
+        return JSONResponse(
+            {"record": {k: v for k, v in record.items() if k != "deals"}, "frames": replay_frames(record)}
+        )
 
     @app.get(
         "/api/leagues/{league_id}/matches/{match_id:path}",
         tags=["matches"],
         summary="One match: state, seats, result, Elo changes and its tablanette-record/1 record",
     )
-    def api_match(league_id: str, match_id: str) -> dict[str, Any]:
-        return queries.match_detail(store, league_id, match_id)
+    def api_match(league_id: str, match_id: str) -> JSONResponse:
+        return JSONResponse(queries.match_detail(store, league_id, match_id))
 
     @app.get("/api/health", tags=["service"], summary="Liveness: answers ok when Redis answers")
     def api_health() -> dict[str, str]:

@@ -72,15 +72,14 @@ def league_summary(store: LeagueStore, league_id: str) -> dict[str, Any]:
 def ladder(store: LeagueStore, league_id: str) -> list[dict[str, Any]]:
     keys = _keys(store, league_id)
     rows = store.ladder(league_id)
-    pipe = store.r.pipeline()
+    pipe = store.r.pipeline(transaction=False)
     for row in rows:
-        pipe.lrange(keys.history(row.bot), -SPARK_POINTS, -1)
-    histories = pipe.execute()
-    out = []
-    for rank, (row, hist) in enumerate(zip(rows, histories, strict=True), 1):
-        spark = [round(json.loads(h)["rating"], 1) for h in hist]
-        out.append({"rank": rank, **row.to_json(), "trend": spark})
-    return out
+        pipe.lrange(keys.trend(row.bot), -SPARK_POINTS, -1)
+    trends = pipe.execute()
+    return [
+        {"rank": rank, **row.to_json(), "trend": [float(x) for x in trend]}
+        for rank, (row, trend) in enumerate(zip(rows, trends, strict=True), 1)
+    ]
 
 
 def crosstable(store: LeagueStore, league_id: str, limit: int = 30) -> dict[str, Any]:
@@ -102,7 +101,7 @@ def crosstable(store: LeagueStore, league_id: str, limit: int = 30) -> dict[str,
 def _match_rows(store: LeagueStore, keys: LeagueKeys, ids: list[str]) -> list[dict[str, Any]]:
     if not ids:
         return []
-    pipe = store.r.pipeline()
+    pipe = store.r.pipeline(transaction=False)
     for mid in ids:
         pipe.hmget(keys.match(mid), ["status", "seats", "result", "finished_at", "elo", "round", "error", "score"])
     rows = []
