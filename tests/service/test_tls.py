@@ -18,6 +18,7 @@ from redis.asyncio import Redis
 from service_kit import League, RawBot, check_clean, wait_until
 
 from engine_service.rules import Rules
+from scheduler.league import LeagueStore
 from worker.match_runner import MatchOutcome, MatchRunner
 
 OPENSSL = shutil.which("openssl")
@@ -134,3 +135,38 @@ def test_tls_engine_refuses_plaintext_and_untrusted_clients(tls: TlsArena) -> No
     assert trusted.welcome(token, "tls-bot").bot_name == "tls-bot"
     trusted.close()
     league.finish()
+
+
+def _league(arena: Arena, name: str, bots: list[str]) -> subprocess.CompletedProcess[str]:
+    for cmd in (["league", "create", name, "--games", "1", "--rule", "deals=1"], ["league", "add-bot", name, *bots]):
+        done = arena.tablanette(*cmd)
+        assert done.returncode == 0, done.stderr + done.stdout
+    return arena.tablanette("league", "start", name, "--window", "0", timeout=120)
+
+
+def test_a_worker_with_the_ca_plays_a_league_over_tls(tls: TlsArena) -> None:
+    worker = tls.arena.start_worker("tls-worker", TABLANETTE_TLS_CA=str(tls.cert))
+    try:
+        run = _league(tls.arena, "tls-league", tls.bots)
+        assert run.returncode == 0, run.stderr + run.stdout
+        rows = LeagueStore(tls.arena.redis, tls.arena.prefix).ladder("tls-league")
+        assert [r.games for r in rows] == [1, 1] and all(r.forfeits == 0 for r in rows)
+    finally:
+        worker.stop()
+
+
+def test_a_worker_that_cannot_reach_a_tls_replica_fails_the_match_instead_of_forfeiting_bots(tls: TlsArena) -> None:
+    worker = tls.arena.start_worker(  # no CA: every call to the replica fails
+        "plain-worker", TABLANETTE_GRACE_MS="1000", TABLANETTE_MAX_DELIVERIES="1"
+    )
+    try:
+        run = _league(tls.arena, "no-ca", tls.bots)
+        assert run.returncode == 0, run.stderr + run.stdout
+        store = LeagueStore(tls.arena.redis, tls.arena.prefix)
+        status = store.status("no-ca")
+        assert (status.done, status.failed) == (0, 1)
+        rows = store.ladder("no-ca")
+        assert all(r.games == 0 and r.forfeits == 0 and r.rating == 1500 for r in rows)  # nobody was scored
+        assert "ReplicaUnreachable" in worker.text() or "UNAVAILABLE" in worker.text()
+    finally:
+        worker.stop()
