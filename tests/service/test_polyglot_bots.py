@@ -1,6 +1,6 @@
 """Bots in three languages connect with their tokens and play each other through the match runner.
 
-The Node.js and C++ bots are built by ``scripts/setup_bots.sh`` (run by the test
+The Node.js and C++ bots are built by ``scripts/setup_test_deps.sh`` (run by the test
 script); this test fails, rather than skips, if they are missing.
 """
 
@@ -23,7 +23,7 @@ def test_python_node_and_cpp_bots_play_complete_verified_matches(arena: Arena) -
     cpp = ROOT / "bots/cpp/build/tablanette-cpp-bot"
     node_modules = ROOT / "bots/node/node_modules"
     if not cpp.exists() or not node_modules.exists():
-        pytest.fail("build the example bots first: bash scripts/setup_bots.sh")
+        pytest.fail("build the example bots first: bash scripts/setup_test_deps.sh")
     _, port = arena.start_engine()
     for name, lang in BOTS.items():
         token = arena.add_bot(name)
@@ -69,7 +69,7 @@ def test_python_node_and_cpp_bots_play_complete_verified_matches(arena: Arena) -
 def test_the_cpp_bot_self_test_passes() -> None:
     selftest = ROOT / "bots/cpp/build/tablanette-cpp-bot-selftest"
     if not selftest.exists():
-        pytest.fail("build the example bots first: bash scripts/setup_bots.sh")
+        pytest.fail("build the example bots first: bash scripts/setup_test_deps.sh")
     import subprocess
 
     done = subprocess.run([str(selftest)], capture_output=True, text=True, timeout=60)

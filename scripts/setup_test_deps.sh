@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Build the non-Python example bots the tests use: the Node.js bot (npm ci) and the
-# C++ bot (Debian's gRPC packages + CMake). Installs missing Debian packages when run as root.
+# What the tests need beyond Python packages: Debian's Chromium (browser tests), the
+# Node.js bot's packages (npm ci) and the C++ bot (Debian's gRPC packages + CMake).
+# Installs missing Debian packages when run as root; builds only what is out of date.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
-DEBS=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler pkg-config cmake g++)
+DEBS=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler pkg-config cmake g++ chromium)
 missing=()
 for pkg in "${DEBS[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -15,7 +16,7 @@ if [ ${#missing[@]} -gt 0 ]; then
         apt-get update -qq >&2
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
     else
-        echo "missing Debian packages for the C++ bot: ${missing[*]} (apt-get install them)" >&2
+        echo "missing Debian packages for the tests: ${missing[*]} (apt-get install them)" >&2
         exit 1
     fi
 fi
