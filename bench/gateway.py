@@ -56,6 +56,17 @@ async def bench_moves(arena: Arena, port: int, matches: int) -> tuple[float, int
     return elapsed, moves
 
 
+def start_pingpong(arena: Arena) -> int:
+    """The raw echo server (bench/pingpong_server.py) as a child of ``arena``; returns its port."""
+    echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
+    deadline = time.monotonic() + 10
+    while not (m := re.search(r"listening on [\d.]+:(\d+)", echo.text())):
+        if time.monotonic() > deadline or not echo.alive():
+            raise RuntimeError(f"ping-pong server did not start:\n{echo.text()}")
+        time.sleep(0.05)
+    return int(m.group(1))
+
+
 async def bench_pingpong(port: int, count: int, size: int) -> float:
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     call = channel.stream_stream("/bench.PingPong/Stream")()
@@ -90,13 +101,7 @@ def main() -> None:
         arena.wait_connected("bench-a", "bench-b")
         move_s, moves = asyncio.run(bench_moves(arena, port, matches))
 
-        echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
-        deadline = time.monotonic() + 10
-        while not (m := re.search(r"listening on [\d.]+:(\d+)", echo.text())):
-            if time.monotonic() > deadline:
-                raise RuntimeError("ping-pong server did not start")
-            time.sleep(0.05)
-        ping_s = asyncio.run(bench_pingpong(int(m.group(1)), pings, 600))
+        ping_s = asyncio.run(bench_pingpong(start_pingpong(arena), pings, 600))
     finally:
         arena.close()
 

@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena_harness import Arena, unique_prefix  # noqa: E402
 
-from bench.gateway import bench_pingpong  # noqa: E402
+from bench.gateway import bench_pingpong, start_pingpong  # noqa: E402
 
 
 def _cli(arena: Arena, *args: str) -> None:
@@ -96,13 +94,7 @@ def main() -> None:
         arena.wait_connected(*bots)
         league_s, matches, moves = bench_league(arena, bots, games)
         noop_s = bench_celery_noop(arena, noops)
-        echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
-        deadline = time.monotonic() + 10
-        while not (m := re.search(r"listening on [\d.]+:(\d+)", echo.text())):
-            if time.monotonic() > deadline:
-                raise RuntimeError("ping-pong server did not start")
-            time.sleep(0.05)
-        ping_s = asyncio.run(bench_pingpong(int(m.group(1)), pings, 600))
+        ping_s = asyncio.run(bench_pingpong(start_pingpong(arena), pings, 600))
     finally:
         arena.close()
 

@@ -101,6 +101,8 @@ class Gateway:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "send a Hello within 10 seconds of connecting")
         except DecodeError as exc:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
+        if first.ByteSize() > self.settings.max_message_bytes:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
         conn = await self._authenticate(first, context)
         name = conn.entry.bot
         yield apb.ServerMessage(
@@ -161,6 +163,9 @@ class Gateway:
     async def _read(self, it: AsyncIterator[apb.BotMessage], conn: BotConnection) -> None:
         try:
             async for msg in it:
+                if msg.ByteSize() > self.settings.max_message_bytes:
+                    conn.close(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(msg))
+                    return
                 kind = msg.WhichOneof("kind")
                 if kind == "play":
                     self._on_play(conn, msg.play)
@@ -172,6 +177,9 @@ class Gateway:
             log.warning("bot %s stream failed: %s", conn.entry.bot, exc)
             conn.close(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
         conn.close()
+
+    def _too_big(self, msg: apb.BotMessage) -> str:
+        return f"message of {msg.ByteSize()} bytes exceeds the limit of {self.settings.max_message_bytes} bytes"
 
     def _on_play(self, conn: BotConnection, move: apb.PlayMove) -> None:
         pending = self.pending.get((conn.entry.bot, move.game_id))

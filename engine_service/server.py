@@ -27,6 +27,7 @@ from tablanette.v1 import arena_pb2, arena_pb2_grpc, dispatch_pb2, dispatch_pb2_
 
 log = logging.getLogger("tablanette.server")
 INTERNAL_METADATA = "x-tablanette-internal"
+TRANSPORT_MIN_BYTES = 4 << 20
 SERVICES = (
     arena_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name,
     rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
@@ -71,7 +72,9 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
 def server_options(settings: Settings) -> list[tuple[str, int]]:
     return [
         ("grpc.so_reuseport", 0),  # a second replica on a taken port must fail, not share it
-        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        # The transport cap; the gateway applies the (smaller) bot message limit itself, so
+        # the runner's Dispatch requests are never refused for a bot's limit.
+        ("grpc.max_receive_message_length", max(settings.max_message_bytes, TRANSPORT_MIN_BYTES)),
         ("grpc.max_send_message_length", 16 << 20),
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),

@@ -168,32 +168,7 @@ class LocalArena:
         return port
 
     def start_workers(self, count: int, queue: str) -> list[Child]:
-        return [
-            self.spawn(
-                f"worker{i}",
-                [
-                    sys.executable,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "worker.celery_app",
-                    "worker",
-                    "--pool",
-                    "threads",
-                    "--concurrency",
-                    "1",
-                    "-Q",
-                    queue,
-                    "-n",
-                    f"worker{i}@%h",
-                    "--without-gossip",
-                    "--without-mingle",
-                    "--loglevel",
-                    "INFO",
-                ],
-            )
-            for i in range(1, count + 1)
-        ]
+        return [self.spawn(f"worker{i}", worker_argv(f"worker{i}", queue)) for i in range(1, count + 1)]
 
     def start_python_bot(self, kind: str, name: str, token: str, address: str) -> Child:
         return self.spawn(
@@ -226,6 +201,30 @@ class LocalArena:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(child.popen.pid, signal.SIGKILL)
                 child.popen.wait(5)
+
+
+def worker_argv(name: str, queue: str) -> list[str]:
+    """A real Celery worker process: threads pool, one match at a time, on ``queue``."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "worker.celery_app",
+        "worker",
+        "--pool",
+        "threads",
+        "--concurrency",
+        "1",
+        "-Q",
+        queue,
+        "-n",
+        f"{name}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel",
+        "INFO",
+    ]
 
 
 def _free_port() -> int:

@@ -147,27 +147,9 @@ class Arena:
 
     def start_worker(self, name: str, **env: str) -> Proc:
         """A real Celery worker process (threads pool, one match at a time)."""
-        argv = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "worker.celery_app",
-            "worker",
-            "--pool",
-            "threads",
-            "--concurrency",
-            "1",
-            "-Q",
-            f"{self.prefix}.matches",
-            "-n",
-            f"{name}@%h",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel",
-            "INFO",
-        ]
-        return self.spawn(name, argv, **env)
+        from scheduler.local import worker_argv
+
+        return self.spawn(name, worker_argv(name, f"{self.prefix}.matches"), **env)
 
     def tablanette(self, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
         """Run the ``tablanette`` CLI against this arena and return its result."""

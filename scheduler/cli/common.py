@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, NoReturn
 
+import redis
 import typer
 from rich.console import Console
 
+from engine_service.config import Settings
 from engine_service.rules import DEFAULT_PRESET, Rules, TablanetteError, parse_override
 
 console = Console()
@@ -24,6 +26,17 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """Print a clear error and exit with ``code``."""
     err_console.print(f"[bold red]error:[/] {message}", highlight=False)
     raise typer.Exit(code)
+
+
+def redis_client() -> tuple[redis.Redis, Settings]:
+    """The configured Redis, checked; an unreachable one exits with a clear message."""
+    settings = Settings.from_env()
+    client = redis.Redis.from_url(settings.redis_url)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        fail(f"cannot reach Redis at {settings.redis_url}: {exc}")
+    return client, settings
 
 
 def build_rules(preset: str = DEFAULT_PRESET, players: int = 2, rule: list[str] | None = None) -> Rules:

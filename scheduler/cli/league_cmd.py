@@ -7,28 +7,21 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-import redis
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from engine_service.config import Settings
 from engine_service.rules import dumps
 from scheduler.league import FORMATS, League, LeagueError, LeagueStatus, LeagueStore, feed
 
-from .common import PlayersOpt, PresetOpt, RuleOpt, build_rules, console, fail
+from .common import PlayersOpt, PresetOpt, RuleOpt, build_rules, console, fail, redis_client
 
 app = typer.Typer(help="Leagues: round-robin tournaments played by the workers, rated by Elo.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def store() -> LeagueStore:
-    settings = Settings.from_env()
-    client = redis.Redis.from_url(settings.redis_url)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        fail(f"cannot reach Redis at {settings.redis_url}: {exc}")
+    client, settings = redis_client()
     return LeagueStore(client, settings.prefix)
 
 

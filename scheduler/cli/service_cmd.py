@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import redis
 import typer
 from rich.table import Table
 
 from engine_service.config import Settings
 from engine_service.tokens import BotTokens, TokenError
 
-from .common import console, fail
+from .common import console, fail, redis_client
 
 bot_app = typer.Typer(help="Register bots, issue and revoke tokens, run a built-in bot.", no_args_is_help=True)
 
@@ -34,12 +33,7 @@ def serve(
 
 
 def _tokens() -> BotTokens:
-    settings = Settings.from_env()
-    client = redis.Redis.from_url(settings.redis_url)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        fail(f"cannot reach Redis at {settings.redis_url}: {exc}")
+    client, settings = redis_client()
     return BotTokens(client, settings.prefix)
 
 

@@ -106,6 +106,32 @@ def test_oversized_message_is_resource_exhausted(engine: Engine, after_hello: bo
         raw.hello(token + "x" * (2 * LIMIT), "big-bot")
     code, details = raw.status()
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED, (code, details)
-    assert "larger than max" in details and str(LIMIT) in details
+    assert "exceeds the limit" in details and str(LIMIT) in details
     still_serving(engine)
     league.finish()
+
+
+def test_the_bot_message_limit_never_refuses_the_runners_own_requests(module_arena: Arena) -> None:
+    """A 512-byte bot limit is far below a Dispatch request (observation + legal plays, over 1 KB)."""
+    import asyncio
+
+    from arena_harness import REDIS_URL
+
+    from worker.match_runner import run_match
+
+    _, port = module_arena.start_engine("tiny-limit", TABLANETTE_MAX_MESSAGE_BYTES="512")
+    for name in ("tiny-a", "tiny-b"):
+        module_arena.start_python_bot("greedy", name, module_arena.add_bot(name), port)
+    module_arena.wait_connected("tiny-a", "tiny-b")
+    outcome = asyncio.run(
+        run_match(
+            REDIS_URL,
+            module_arena.prefix,
+            Rules.preset("tablic-pagat", target=41),
+            "tiny",
+            ["tiny-a", "tiny-b"],
+            "tiny/1",
+        )
+    )
+    assert outcome.record["result"]["reason"] == "target"
+    assert verify_record(outcome.record).totals == outcome.record["score"]

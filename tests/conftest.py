@@ -1,13 +1,11 @@
+"""Fixtures shared by every end-to-end test folder (the test kits are on pytest's pythonpath)."""
+
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
 from arena_harness import Arena, arena_fixture
 
 
