@@ -189,3 +189,28 @@ def test_a_bot_never_plays_more_matches_at_once_than_its_max_games(arena: Arena)
             running += step
             peak = max(peak, running)
         assert peak <= int(limit), f"{bot} played {peak} matches at once (max_games {limit})"
+
+
+@pytest.mark.parametrize(("players", "expected"), [("3", 4 * 3), ("4", 6)])
+def test_multi_player_tables_and_partnerships_are_rated_and_verified(
+    arena: Arena, tmp_path, players: str, expected: int
+) -> None:  # type: ignore[no-untyped-def]
+    bots = {"n1": "greedy", "n2": "random", "n3": "greedy", "n4": "random"}
+    start_stack(arena, bots)
+    create_league(arena, "tables", list(bots), "--players", players, "--rule", "deals=1")
+    run = arena.tablanette("league", "start", "tables", "--window", "0", timeout=300)
+    assert run.returncode == 0, run.stderr + run.stdout
+
+    store = LeagueStore(arena.redis, arena.prefix)
+    assert store.status("tables").done == expected  # 3 seats: C(4,3) tables x 3 rotations; 4: 3 splits x 2
+    rows = store.ladder("tables")
+    assert sum(r.rating for r in rows) == pytest.approx(1500 * 4, abs=1e-3)
+    for row in rows:
+        assert row.wins + row.draws + row.losses == row.games
+    out = tmp_path / "tables.jsonl"
+    assert arena.tablanette("records", "export", "--league", "tables", "--out", str(out)).returncode == 0
+    verify = arena.tablanette("records", "verify", str(out))
+    assert verify.returncode == 0 and f"{expected} record(s) verified" in verify.stdout, verify.stderr
+    if players == "4":
+        record = json.loads(out.read_text().splitlines()[0])
+        assert record["teams"] == [[0, 2], [1, 3]]
