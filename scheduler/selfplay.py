@@ -1,8 +1,8 @@
 """In-process self-play: many matches between built-in bots, no services.
 
-Seats rotate between games, and each group of ``len(bots)`` consecutive games
-shares one deal seed (mirrored deals), so every bot gets every seat on the same
-cards and luck cancels out.
+Seats rotate between games on mirrored deals (the games of a rotation share
+one deal seed), so every bot gets every seat on the same cards and luck
+cancels out; see :func:`seating`.
 
 >>> from engine_service.rules import Rules
 >>> stats = run_selfplay(Rules.preset("tablic"), ["greedy", "random"], games=4, seed="doc")
@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import combinations
 from typing import Any
 
 from bots import make_bot, play_match
@@ -76,9 +77,23 @@ class SelfPlayStats:
         }
 
 
-def seating(entries: int, players: int, game: int) -> list[int]:
-    """Which bot entry sits in each seat for game number ``game`` (rotation)."""
-    return [(s + game) % entries for s in range(players)]
+def seating(entries: int, players: int, game: int) -> tuple[list[int], int]:
+    """Which bot entry sits in each seat for game number ``game``, and its deal number.
+
+    Two seats and more than two entries: the pairs take turns, each pair playing
+    two games on the same deal with seats swapped. Otherwise the entries rotate
+    through the seats, a whole rotation on one deal.
+
+    >>> [seating(3, 2, g) for g in range(4)]
+    [([0, 1], 0), ([1, 0], 0), ([0, 2], 1), ([2, 0], 1)]
+    >>> [seating(2, 2, g) for g in range(3)]
+    [([0, 1], 0), ([1, 0], 0), ([0, 1], 1)]
+    """
+    if players == 2 and entries > 2:
+        pairs = list(combinations(range(entries), 2))
+        a, b = pairs[(game // 2) % len(pairs)]
+        return ([a, b] if game % 2 == 0 else [b, a]), game // 2
+    return [(s + game) % entries for s in range(players)], game // entries
 
 
 def iter_games(rules: Rules, bots: list[str], games: int, seed: str) -> Iterator[tuple[int, list[int], Match]]:
@@ -86,10 +101,9 @@ def iter_games(rules: Rules, bots: list[str], games: int, seed: str) -> Iterator
     if not bots:
         raise ValueError("name at least one bot")
     for g in range(games):
-        seats = seating(len(bots), rules.players, g)
-        deal_seed = f"{seed}/{g // len(bots)}"
+        seats, deal = seating(len(bots), rules.players, g)
         players = [make_bot(bots[e], f"{seed}/{g}/{s}") for s, e in enumerate(seats)]
-        yield g, seats, play_match(rules, deal_seed, players)
+        yield g, seats, play_match(rules, f"{seed}/{deal}", players)
 
 
 def run_selfplay(

@@ -1,0 +1,93 @@
+"""The command line as a user runs it: self-play, records verify, rules captures (single and batch)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from arena_harness import ROOT
+
+
+def tablanette(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from scheduler.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        input=stdin,
+        timeout=300,
+    )
+
+
+def test_selfplay_writes_verifiable_records_and_balances_seats(tmp_path: Path) -> None:
+    records = tmp_path / "games.jsonl"
+    done = tablanette(
+        "selfplay",
+        "--bots",
+        "greedy,random,random",
+        "--games",
+        "12",
+        "--seed",
+        "t",
+        "--records",
+        str(records),
+        "--rule",
+        "target=31",
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout)
+    assert stats["games"] == 12 and sum(b["games"] for b in stats["bots"]) == 24
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert len(lines) == 12
+    seats = Counter((r["players"][0], r["players"][1]) for r in lines)
+    assert all(seats[(a, b)] == seats[(b, a)] for a, b in seats)  # every pair sits both ways equally
+    verify = tablanette("records", "verify", str(records))
+    assert verify.returncode == 0 and "12 record(s) verified" in verify.stdout
+
+
+def test_records_verify_names_the_first_discrepancy(tmp_path: Path) -> None:
+    records = tmp_path / "games.jsonl"
+    assert tablanette("selfplay", "--games", "2", "--records", str(records), "--rule", "target=21").returncode == 0
+    first, second = records.read_text().splitlines()
+    tampered = json.loads(second)
+    tampered["deals"][0]["plays"][3]["bonus"] += 1
+    records.write_text(first + "\n" + json.dumps(tampered) + "\n")
+    done = tablanette("records", "verify", str(records))
+    assert done.returncode == 1
+    assert "games.jsonl:2" in done.stderr and "deal 0, play 3" in done.stderr and "bonus" in done.stderr
+
+
+def test_captures_answers_one_question_and_a_batch_in_order() -> None:
+    one = tablanette(
+        "rules", "captures", "--preset", "tablic-pagat", "--table", "AH 3S 6D 7C 8H QS", "--card", "KC", "--json"
+    )
+    assert one.returncode == 0, one.stderr
+    assert len(json.loads(one.stdout)["captures"]) == 6
+    batch = "\n".join(
+        [
+            json.dumps({"table": ["AH", "3S", "6D", "7C", "8H", "QS"], "card": "9C"}),
+            json.dumps({"table": ["AH"], "card": "XX"}),
+            json.dumps({"table": ["2H", "3S", "4D", "7C"], "card": "9C"}),
+        ]
+    )
+    out = tablanette("rules", "captures", "--preset", "tablic-pagat", "--batch", "-", stdin=batch)
+    answers = [json.loads(line) for line in out.stdout.splitlines()]
+    assert answers[0] == {"captures": [["AH", "8H"], ["3S", "6D"], ["AH", "3S", "6D", "8H"]]}
+    assert "line 2" in answers[1]["error"] and "'XX' is not a card" in answers[1]["error"]
+    assert answers[2] == {"captures": [["2H", "7C"], ["2H", "3S", "4D"]]}
+
+
+def test_bad_input_gets_a_clear_error_and_exit_code_2() -> None:
+    for args, message in [
+        (("selfplay", "--preset", "nope"), "unknown preset 'nope'"),
+        (("selfplay", "--rule", "target=bad"), "rule target='bad' is not valid"),
+        (("selfplay", "--bots", "greedy,alphago"), "unknown bot(s) alphago"),
+        (("rules", "captures", "--preset", "tablanette-1939", "--players", "4", "--card", "9C"), "2 or 3 players"),
+    ]:
+        done = tablanette(*args)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert message in done.stderr, (args, done.stderr)
