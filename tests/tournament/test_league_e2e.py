@@ -214,3 +214,31 @@ def test_multi_player_tables_and_partnerships_are_rated_and_verified(
     if players == "4":
         record = json.loads(out.read_text().splitlines()[0])
         assert record["teams"] == [[0, 2], [1, 3]]
+
+
+def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena) -> None:
+    bots = {"c1": "random", "c2": "random", "c3": "random"}
+    start_stack(arena, bots, think_ms=10)
+    create_league(arena, "cancel", list(bots), "--games", "6", "--rule", "deals=1")
+    keys = LeagueKeys(arena.prefix, "cancel")
+    feeder = arena.spawn(
+        "feeder",
+        ["python", "-c", "from scheduler.cli import main; main()", "league", "start", "cancel", "--window", "0"],
+    )
+    wait_until(lambda: arena.redis.scard(keys.done) >= 2, 60, "no match finished:\n" + feeder.text())
+    done = arena.tablanette("league", "cancel", "cancel")
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: feeder.popen.poll() is not None, 30, "the feeder did not stop on cancel")
+
+    def settled() -> bool:  # matches already running finish; queued ones are skipped
+        return arena.redis.scard(keys.state_set("running")) == 0
+
+    wait_until(settled, 30, "running matches did not end")
+    time.sleep(1.0)
+    status = json.loads(arena.tablanette("league", "status", "cancel", "--json").stdout)
+    assert status["status"] == "cancelled"
+    assert 2 <= status["done"] < status["total"] == 18
+    finished = finished_ids(arena, "cancel")
+    assert len(finished) == len(set(finished)) == status["done"]
+    rows = LeagueStore(arena.redis, arena.prefix).ladder("cancel")
+    assert sum(r.games for r in rows) == 2 * status["done"]  # what was played stays counted, once
