@@ -8,9 +8,10 @@ described at ``/api`` (human) and ``/api/openapi.json`` (machine).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import redis
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -20,9 +21,19 @@ from scheduler.web.replay import replay_frames
 
 STATIC = Path(__file__).parent / "static"
 
+pages = APIRouter(include_in_schema=False)
+api = APIRouter(prefix="/api")
+
+
+def _store(request: Request) -> LeagueStore:
+    store: LeagueStore = request.app.state.store
+    return store
+
+
+Store = Annotated[LeagueStore, Depends(_store)]
+
 
 def create_app(client: redis.Redis, prefix: str) -> FastAPI:
-    store = LeagueStore(client, prefix)
     app = FastAPI(
         title="Tablanette Arena API",
         version="1",
@@ -32,100 +43,121 @@ def create_app(client: redis.Redis, prefix: str) -> FastAPI:
         description="Read-only JSON behind every page of the ladder. Errors answer "
         '`{"detail": "..."}` with status 404 (unknown league, bot or match) or 422 (bad parameter).',
     )
+    app.state.store = LeagueStore(client, prefix)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(pages)
+    app.include_router(api)
 
     @app.exception_handler(LeagueError)
     async def not_found(request: Request, exc: LeagueError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
 
-    def page(name: str) -> FileResponse:
-        return FileResponse(STATIC / name, media_type="text/html")
-
-    @app.get("/", include_in_schema=False)
-    def index_page() -> FileResponse:
-        return page("index.html")
-
-    @app.get("/leagues/{league_id}", include_in_schema=False)
-    def league_page(league_id: str) -> FileResponse:
-        return page("league.html")
-
-    @app.get("/leagues/{league_id}/bots/{bot}", include_in_schema=False)
-    def bot_page(league_id: str, bot: str) -> FileResponse:
-        return page("bot.html")
-
-    @app.get("/leagues/{league_id}/replay/{match_id:path}", include_in_schema=False)
-    def replay_page(league_id: str, match_id: str) -> FileResponse:
-        return page("replay.html")
-
-    @app.get("/api", include_in_schema=False)
-    def api_page() -> FileResponse:
-        return page("api.html")
-
-    @app.get("/api/leagues", tags=["leagues"], summary="Every league with its progress")
-    def api_leagues() -> JSONResponse:
-        return JSONResponse(queries.leagues(store))
-
-    @app.get("/api/leagues/{league_id}", tags=["leagues"], summary="A league: rules, format, bots, live progress")
-    def api_league(league_id: str) -> JSONResponse:
-        return JSONResponse(queries.league_summary(store, league_id))
-
-    @app.get(
-        "/api/leagues/{league_id}/ladder",
-        tags=["ladder"],
-        summary="The Elo ladder, best first, with each bot's recent rating trend",
-    )
-    def api_ladder(league_id: str) -> JSONResponse:
-        return JSONResponse(queries.ladder(store, league_id))
-
-    @app.get(
-        "/api/leagues/{league_id}/crosstable",
-        tags=["leagues"],
-        summary="Head-to-head scores (1 a win, 0.5 a draw) among the top bots",
-    )
-    def api_crosstable(league_id: str, limit: int = Query(30, ge=2, le=200)) -> JSONResponse:
-        return JSONResponse(queries.crosstable(store, league_id, limit))
-
-    @app.get(
-        "/api/leagues/{league_id}/matches",
-        tags=["matches"],
-        summary="Finished matches, newest first, and the failed ones",
-    )
-    def api_matches(league_id: str, limit: int = Query(20, ge=1, le=500), offset: int = Query(0, ge=0)) -> JSONResponse:
-        return JSONResponse(queries.recent_matches(store, league_id, limit, offset))
-
-    @app.get(
-        "/api/leagues/{league_id}/bots/{bot}",
-        tags=["ladder"],
-        summary="One bot: rating, record, rating history, recent matches, timeouts, illegal plays, forfeits",
-    )
-    def api_bot(league_id: str, bot: str, limit: int = Query(20, ge=1, le=200)) -> JSONResponse:
-        return JSONResponse(queries.bot_page(store, league_id, bot, limit))
-
-    @app.get(
-        "/api/leagues/{league_id}/replays/{match_id:path}",
-        tags=["matches"],
-        summary="Replay frames of a finished match, computed by the rules engine",
-    )
-    def api_replay(league_id: str, match_id: str) -> JSONResponse:
-        record = queries.record(store, league_id, match_id)
-        return JSONResponse(
-            {"record": {k: v for k, v in record.items() if k != "deals"}, "frames": replay_frames(record)}
-        )
-
-    @app.get(
-        "/api/leagues/{league_id}/matches/{match_id:path}",
-        tags=["matches"],
-        summary="One match: state, seats, result, Elo changes and its tablanette-record/1 record",
-    )
-    def api_match(league_id: str, match_id: str) -> JSONResponse:
-        return JSONResponse(queries.match_detail(store, league_id, match_id))
-
-    @app.get("/api/health", tags=["service"], summary="Liveness: answers ok when Redis answers")
-    def api_health() -> dict[str, str]:
-        try:
-            client.ping()
-        except redis.RedisError as exc:
-            raise HTTPException(503, f"redis: {exc}") from None
-        return {"status": "ok"}
-
     return app
+
+
+# ---------------------------------------------------------------- pages
+
+
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html")
+
+
+@pages.get("/")
+def index_page() -> FileResponse:
+    return _page("index.html")
+
+
+@pages.get("/leagues/{league_id}")
+def league_page(league_id: str) -> FileResponse:
+    return _page("league.html")
+
+
+@pages.get("/leagues/{league_id}/bots/{bot}")
+def bot_page(league_id: str, bot: str) -> FileResponse:
+    return _page("bot.html")
+
+
+@pages.get("/leagues/{league_id}/replay/{match_id:path}")
+def replay_page(league_id: str, match_id: str) -> FileResponse:
+    return _page("replay.html")
+
+
+@pages.get("/api")
+def api_page() -> FileResponse:
+    return _page("api.html")
+
+
+# ---------------------------------------------------------------- JSON API
+# Each route hands its data straight to JSONResponse (no generic re-encoding).
+
+
+@api.get("/leagues", tags=["leagues"], summary="Every league with its progress")
+def api_leagues(store: Store) -> JSONResponse:
+    return JSONResponse(queries.leagues(store))
+
+
+@api.get("/leagues/{league_id}", tags=["leagues"], summary="A league: rules, format, bots, live progress")
+def api_league(store: Store, league_id: str) -> JSONResponse:
+    return JSONResponse(queries.league_summary(store, league_id))
+
+
+@api.get(
+    "/leagues/{league_id}/ladder", tags=["ladder"], summary="The Elo ladder, best first, with each bot's rating trend"
+)
+def api_ladder(store: Store, league_id: str) -> JSONResponse:
+    return JSONResponse(queries.ladder(store, league_id))
+
+
+@api.get(
+    "/leagues/{league_id}/crosstable",
+    tags=["leagues"],
+    summary="Head-to-head scores (1 a win, 0.5 a draw) among the top bots",
+)
+def api_crosstable(store: Store, league_id: str, limit: int = Query(30, ge=2, le=200)) -> JSONResponse:
+    return JSONResponse(queries.crosstable(store, league_id, limit))
+
+
+@api.get(
+    "/leagues/{league_id}/matches", tags=["matches"], summary="Finished matches, newest first, and the failed ones"
+)
+def api_matches(
+    store: Store, league_id: str, limit: int = Query(20, ge=1, le=500), offset: int = Query(0, ge=0)
+) -> JSONResponse:
+    return JSONResponse(queries.recent_matches(store, league_id, limit, offset))
+
+
+@api.get(
+    "/leagues/{league_id}/bots/{bot}",
+    tags=["ladder"],
+    summary="One bot: rating, record, rating history, recent matches, timeouts, illegal plays, forfeits",
+)
+def api_bot(store: Store, league_id: str, bot: str, limit: int = Query(20, ge=1, le=200)) -> JSONResponse:
+    return JSONResponse(queries.bot_page(store, league_id, bot, limit))
+
+
+@api.get(
+    "/leagues/{league_id}/replays/{match_id:path}",
+    tags=["matches"],
+    summary="Replay frames of a finished match, computed by the rules engine",
+)
+def api_replay(store: Store, league_id: str, match_id: str) -> JSONResponse:
+    record = queries.record(store, league_id, match_id)
+    return JSONResponse({"record": {k: v for k, v in record.items() if k != "deals"}, "frames": replay_frames(record)})
+
+
+@api.get(
+    "/leagues/{league_id}/matches/{match_id:path}",
+    tags=["matches"],
+    summary="One match: state, seats, result, Elo changes and its tablanette-record/1 record",
+)
+def api_match(store: Store, league_id: str, match_id: str) -> JSONResponse:
+    return JSONResponse(queries.match_detail(store, league_id, match_id))
+
+
+@api.get("/health", tags=["service"], summary="Liveness: answers ok when Redis answers")
+def api_health(store: Store) -> dict[str, str]:
+    try:
+        store.r.ping()
+    except redis.RedisError as exc:
+        raise HTTPException(503, f"redis: {exc}") from None
+    return {"status": "ok"}

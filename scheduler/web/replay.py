@@ -34,52 +34,64 @@ def replay_frames(record: dict[str, Any]) -> list[dict[str, Any]]:
     match = Match(rules, record["seed"])
     frames: list[dict[str, Any]] = []
     for k, raw in enumerate(record["deals"]):
-        deal = match.deal
-        totals = list(match.totals)
-        frames.append({"kind": "deal", "deal": k, "dealer": raw["dealer"], "totals": totals, **_position(deal)})
-        for i, p in enumerate(raw["plays"]):
-            before_round = deal.round
-            table_before = card_names(deal.table)
-            last = deal.rounds_left == 0 and sum(h.bit_count() for h in deal.hands) == 1
-            done = match.play(Play.of(p["card"], p["captured"]), auto=bool(p.get("auto")))
-            cleared = bool(done.mask) and not (deal.leftover if deal.over else deal.table)
-            frame = {
-                "kind": "play",
-                "deal": k,
-                "play": i,
-                "seat": done.seat,
-                "card": p["card"],
-                "captured": p["captured"],
-                "bonus": done.bonus,
-                "tabla": cleared and (not last or rules.last_play_tabla),
-                "auto": bool(p.get("auto")),
-                "table_before": table_before,
-                "totals": totals,
-                **_position(deal),
-            }
-            if deal.over:
-                frame["table"] = card_names(deal.leftover)
-            frames.append(frame)
-            if not deal.over and deal.round != before_round:
-                frames.append({"kind": "round", "deal": k, "round": deal.round, "totals": totals, **_position(deal)})
-        if len(match.deals) > k:
-            finished = match.deals[k]
-            frames.append(
-                {
-                    "kind": "end",
-                    "deal": k,
-                    "score": list(finished.score),
-                    "totals": list(match.totals),
-                    "leftover": {"team": finished.leftover_team, "cards": card_names(finished.leftover)},
-                    "complete": finished.complete,
-                    "table": [],
-                    "hands": [[] for _ in range(rules.players)],
-                    "pile_counts": [p.bit_count() for p in deal.piles],
-                    "deal_bonus": list(deal.bonus),
-                }
-            )
+        frames.extend(_deal_frames(match, raw, k))
     result = record["result"]
-    if match.result is None:
+    if match.result is None:  # the deal cut short by a forfeit or an abort
         (match.forfeit(result["forfeit_seat"]) if result["reason"] == "forfeit" else match.abort())
     frames.append({"kind": "result", "result": result, "totals": list(match.totals), "score": record["score"]})
     return frames
+
+
+def _deal_frames(match: Match, raw: dict[str, Any], k: int) -> list[dict[str, Any]]:
+    """Deal ``k``: its start, each play (and each new round), and its end if it finished."""
+    deal = match.deal
+    totals = list(match.totals)
+    frames = [{"kind": "deal", "deal": k, "dealer": raw["dealer"], "totals": totals, **_position(deal)}]
+    for i, p in enumerate(raw["plays"]):
+        frames.append(_play_frame(match, deal, p, k, i, totals))
+        if not deal.over and frames[-1]["round"] != deal.round:
+            frames.append({"kind": "round", "deal": k, "round": deal.round, "totals": totals, **_position(deal)})
+    if len(match.deals) > k:
+        finished = match.deals[k]
+        frames.append(
+            {
+                "kind": "end",
+                "deal": k,
+                "score": list(finished.score),
+                "totals": list(match.totals),
+                "leftover": {"team": finished.leftover_team, "cards": card_names(finished.leftover)},
+                "complete": finished.complete,
+                "table": [],
+                "hands": [[] for _ in deal.hands],
+                "pile_counts": [p.bit_count() for p in deal.piles],
+                "deal_bonus": list(deal.bonus),
+            }
+        )
+    return frames
+
+
+def _play_frame(match: Match, deal: DealState, p: dict[str, Any], k: int, i: int, totals: list[int]) -> dict[str, Any]:
+    """Apply one recorded play and describe it (a tabla is a sweep that scores as one)."""
+    round_before = deal.round
+    table_before = card_names(deal.table)
+    last = deal.rounds_left == 0 and sum(h.bit_count() for h in deal.hands) == 1
+    done = match.play(Play.of(p["card"], p["captured"]), auto=bool(p.get("auto")))
+    cleared = bool(done.mask) and not (deal.leftover if deal.over else deal.table)
+    frame = {
+        "kind": "play",
+        "deal": k,
+        "play": i,
+        "round": round_before,
+        "seat": done.seat,
+        "card": p["card"],
+        "captured": p["captured"],
+        "bonus": done.bonus,
+        "tabla": cleared and (not last or match.rules.last_play_tabla),
+        "auto": bool(p.get("auto")),
+        "table_before": table_before,
+        "totals": totals,
+        **_position(deal),
+    }
+    if deal.over:
+        frame["table"] = card_names(deal.leftover)
+    return frame
