@@ -19,7 +19,7 @@ from typing import Any
 
 import redis
 
-from engine_service.rules import Rules
+from engine_service.rules import Rules, TablanetteError
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
 from worker.ledger import LeagueKeys, set_state, text
 
@@ -174,9 +174,13 @@ class LeagueStore:
         meta = {text(k): text(v) for k, v in self.r.hgetall(self.keys(league_id).meta).items()}
         if not meta:
             raise LeagueError(f"no league named {league_id!r}")
+        try:
+            rules = Rules.from_record(json.loads(meta["rules"]), players=int(meta["players"]))
+        except (TablanetteError, ValueError) as exc:
+            raise LeagueError(f"league {league_id!r} has invalid rules: {exc}") from None
         return League(
             league_id=league_id,
-            rules=Rules.from_record(json.loads(meta["rules"]), players=int(meta["players"])),
+            rules=rules,
             format=meta["format"],
             games=int(meta["games"]),
             mirrored=meta["mirrored"] == "1",

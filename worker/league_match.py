@@ -87,6 +87,10 @@ def _play(client: redis.Redis, keys: LeagueKeys, settings: WorkerSettings, match
     except Transient:
         set_state(client, keys, match_id, "queued")
         raise
+    except Exception as exc:  # a bug or bad data: retried as a counted attempt, then shown as failed
+        log.exception("match %s of league %s: unexpected error", match_id, keys.league)
+        set_state(client, keys, match_id, "queued", error=f"{type(exc).__name__}: {exc}")
+        raise Transient(f"unexpected error: {type(exc).__name__}: {exc}", retry_after=1.0) from exc
     finally:
         client.eval(_RELEASE, 1, keys.lease(match_id), token)
 
@@ -104,7 +108,13 @@ def _attempt(
     """One counted attempt at a claimed match: play it and commit it."""
     deliveries = client.hincrby(keys.match(match_id), "deliveries", 1)
     if deliveries > settings.max_deliveries:
-        _fail(client, keys, match_id, f"gave up after {deliveries - 1} attempts")
+        last = client.hget(keys.match(match_id), "error")
+        _fail(
+            client,
+            keys,
+            match_id,
+            f"gave up after {deliveries - 1} attempts" + (f"; last: {text(last)}" if last else ""),
+        )
         return "failed"
     set_state(client, keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}")
     meta = client.hgetall(keys.meta)

@@ -242,3 +242,31 @@ def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena
     assert len(finished) == len(set(finished)) == status["done"]
     rows = LeagueStore(arena.redis, arena.prefix).ladder("cancel")
     assert sum(r.games for r in rows) == 2 * status["done"]  # what was played stays counted, once
+
+
+def test_a_match_that_keeps_failing_is_marked_failed_with_its_error_and_the_league_ends(arena: Arena) -> None:
+    bots = {"f1": "random", "f2": "random"}
+    start_stack(arena, bots)
+    arena.env_extra["TABLANETTE_MAX_DELIVERIES"] = "2"
+    create_league(arena, "poison", list(bots), "--games", "1")
+    store = LeagueStore(arena.redis, arena.prefix)
+    store.prepare("poison")
+    keys = LeagueKeys(arena.prefix, "poison")
+    arena.redis.hset(keys.match("r1/p1/g1"), "seats", '["f1"]')  # one bot for two seats: every attempt fails
+    # restart the workers so they read the lower delivery cap
+    for proc in [p for p in arena.procs if p.log.name.startswith("w")]:
+        proc.stop()
+    arena.start_worker("w9")
+    run = arena.tablanette("league", "start", "poison", "--window", "0", timeout=120)
+    assert run.returncode == 0, run.stderr + run.stdout
+    status = store.status("poison")
+    assert (status.done, status.failed, status.total) == (0, 1, 1)
+    failed = arena.redis.hgetall(keys.match("r1/p1/g1"))
+    assert failed[b"status"] == b"failed"
+    assert b"gave up after 2 attempts" in failed[b"error"] and b"1 bots for 2 seats" in failed[b"error"]
+    assert all(r.games == 0 for r in store.ladder("poison"))
+    arena.redis.hset(keys.meta, "rules", '{"preset": "no-such-preset"}')  # the scheduler says so, clearly
+    broken = arena.tablanette("league", "status", "poison")
+    assert broken.returncode == 0  # status does not need the rules
+    broken = arena.tablanette("league", "start", "poison")
+    assert broken.returncode == 2 and "has invalid rules: unknown preset 'no-such-preset'" in broken.stderr
