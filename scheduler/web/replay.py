@@ -73,9 +73,10 @@ def _deal_frames(match: Match, raw: dict[str, Any], k: int) -> list[dict[str, An
 def _play_frame(match: Match, deal: DealState, p: dict[str, Any], k: int, i: int, totals: list[int]) -> dict[str, Any]:
     """Apply one recorded play and describe it (a tabla is a sweep that scores as one)."""
     round_before = deal.round
-    table_before = card_names(deal.table)
+    table = deal.table
     last = deal.rounds_left == 0 and sum(h.bit_count() for h in deal.hands) == 1
     done = match.play(Play.of(p["card"], p["captured"]), auto=bool(p.get("auto")))
+    lone_same_rank = table.bit_count() == 1 and (table.bit_length() - 1) >> 2 == done.card >> 2
     cleared = bool(done.mask) and not (deal.leftover if deal.over else deal.table)
     frame = {
         "kind": "play",
@@ -87,8 +88,9 @@ def _play_frame(match: Match, deal: DealState, p: dict[str, Any], k: int, i: int
         "captured": p["captured"],
         "bonus": done.bonus,
         "tabla": cleared and (not last or match.rules.last_play_tabla),
+        "pisti": bool(match.rules.pisti_bonus) and lone_same_rank and done.bonus > 0,
         "auto": bool(p.get("auto")),
-        "table_before": table_before,
+        "table_before": card_names(table),
         "totals": totals,
         **_position(deal),
     }

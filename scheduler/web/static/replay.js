@@ -35,16 +35,7 @@
   const teamName = (t) => (teams()[t] || [t]).map(seatName).join(" & ");
   const partnerships = () => teams().some((t) => t.length > 1);
 
-  function pistiOn() {
-    const r = record.rules || {};
-    if (r.pisti_bonus !== undefined) return Number(r.pisti_bonus) > 0;
-    return r.preset === "pisti";
-  }
-
-  function isPisti(f) {
-    if (!pistiOn() || !f.bonus || f.captured.length !== 1 || f.table_before.length !== 1) return false;
-    return TA.parseCard(f.card).rank === TA.parseCard(f.captured[0]).rank;
-  }
+  const isPisti = (f) => Boolean(f.pisti); // decided by the rules engine (scheduler/web/replay.py)
 
   // ------------------------------------------------------------------ frame index
 
