@@ -18,7 +18,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
@@ -30,6 +30,7 @@ from engine_service.rules import Play, TablanetteError
 from engine_service.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
+from tablanette.v1 import game_pb2 as gpb
 
 log = logging.getLogger("tablanette.gateway")
 SERVER_VERSION = "tablanette-arena/0.1"
@@ -38,10 +39,20 @@ HELLO_TIMEOUT_S = 10.0
 
 @dataclass
 class PendingTurn:
+    """A turn waiting on a bot. Legal plays stay protobuf: most bots answer by index,
+    so they are parsed only when an answer names a play by its cards."""
+
     turn_id: int
-    legal: list[Play]
-    future: asyncio.Future[Play]
+    legal_pb: Sequence[gpb.Play]
+    future: asyncio.Future[gpb.Play]
     rejected: int = 0
+    _legal: list[Play] | None = None
+
+    @property
+    def legal(self) -> list[Play]:
+        if self._legal is None:
+            self._legal = [convert.play_from_pb(p) for p in self.legal_pb]
+        return self._legal
 
 
 @dataclass
@@ -189,7 +200,7 @@ class Gateway:
         if move.turn_id != pending.turn_id:
             conn.send(_rejected(move, f"turn {move.turn_id} is not the current turn {pending.turn_id}"))
             return
-        play, reason = _resolve(move, pending.legal)
+        play, reason = _resolve(move, pending)
         if play is None:
             pending.rejected += 1
             conn.send(_rejected(move, reason))
@@ -210,11 +221,7 @@ class Gateway:
         grace = (req.grace_ms or self.settings.grace_ms) / 1000
         move_time = max(req.turn.time_left_ms, 1) / 1000
         outcome = dpb.PlayResponse
-        pending = PendingTurn(
-            req.turn.turn_id,
-            [convert.play_from_pb(p) for p in req.turn.legal_plays],
-            asyncio.get_running_loop().create_future(),
-        )
+        pending = PendingTurn(req.turn.turn_id, req.turn.legal_plays, asyncio.get_running_loop().create_future())
         self.pending[(bot, game_id)] = pending
         try:
             conn = await self._wait_for(bot, grace)
@@ -246,7 +253,7 @@ class Gateway:
             outcome=outcome, rejected=pending.rejected, elapsed_ms=int((time.monotonic() - started) * 1000)
         )
         if pending.future.done():
-            resp.play.CopyFrom(convert.play_to_pb(pending.future.result()))
+            resp.play.CopyFrom(pending.future.result())
         return resp
 
     async def _wait_for(self, bot: str, grace: float) -> BotConnection | None:
@@ -305,21 +312,22 @@ class Gateway:
             conn.close(grpc.StatusCode.UNAVAILABLE, "server is shutting down; reconnect")
 
 
-def _resolve(move: apb.PlayMove, legal: list[Play]) -> tuple[Play | None, str]:
+def _resolve(move: apb.PlayMove, pending: PendingTurn) -> tuple[gpb.Play | None, str]:
     """The legal play a PlayMove names, or ``None`` and the reason it is refused."""
     choice = move.WhichOneof("choice")
+    count = len(pending.legal_pb)
     if choice == "index":
-        if 0 <= move.index < len(legal):
-            return legal[move.index], ""
-        return None, f"index {move.index} is out of range: there are {len(legal)} legal plays (0..{len(legal) - 1})"
+        if 0 <= move.index < count:
+            return pending.legal_pb[move.index], ""
+        return None, f"index {move.index} is out of range: there are {count} legal plays (0..{count - 1})"
     if choice == "play":
         try:
             play = convert.play_from_pb(move.play)
         except TablanetteError as exc:
             return None, f"malformed play: {exc}"
-        if play in legal:
-            return play, ""
-        return None, f"illegal play {play}: the legal plays are {', '.join(str(p) for p in legal)}"
+        if play in pending.legal:
+            return pending.legal_pb[pending.legal.index(play)], ""
+        return None, f"illegal play {play}: the legal plays are {', '.join(str(p) for p in pending.legal)}"
     return None, "a PlayMove needs an index or a play"
 
 

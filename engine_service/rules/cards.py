@@ -68,6 +68,9 @@ def card_index(text: str) -> int:
     """The number of the card named ``text`` (accepts ``10`` for ``T``, any case)."""
     if not isinstance(text, str):
         raise InvalidCardError(f"a card must be a string like 'TD', not {text!r}")
+    exact = _INDEX.get(text)  # the canonical form every API sends: no normalising needed
+    if exact is not None:
+        return exact
     name = text.strip().upper()
     if name.startswith("10"):
         name = "T" + name[2:]
@@ -80,6 +83,7 @@ def card_index(text: str) -> int:
 
 
 _NAMES = tuple(r + s for r in RANKS for s in SUITS)
+_INDEX = {name: i for i, name in enumerate(_NAMES)}
 CARDS: tuple[Card, ...] = tuple(int.__new__(Card, i) for i in range(DECK_SIZE))
 """Every card, indexed by its number."""
 
