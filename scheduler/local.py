@@ -35,6 +35,16 @@ class Child:
     def tail(self, chars: int = 1500) -> str:
         return self.log.read_text(errors="replace")[-chars:] if self.log.exists() else ""
 
+    def wait_for(self, pattern: str, what: str, timeout: float = 20) -> re.Match[str]:
+        """The first match of ``pattern`` in this child's log, once it appears (or a clear error)."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while not (found := regex.search(self.tail(5000))):
+            if time.monotonic() > deadline or not self.alive():
+                raise RuntimeError(f"{what} did not start:\n{self.tail()}")
+            time.sleep(0.05)
+        return found
+
 
 def redis_reachable(url: str) -> bool:
     try:
@@ -133,16 +143,7 @@ class LocalArena:
 
     def start_engine(self, port: int = 0, name: str = "engine") -> int:
         child = self.spawn(name, [sys.executable, "-m", "engine_service"], TABLANETTE_PORT=str(port))
-        pattern = re.compile(r"listening on [\d.]+:(\d+)")
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            m = pattern.search(child.tail(5000))
-            if m:
-                return int(m.group(1))
-            if not child.alive():
-                break
-            time.sleep(0.05)
-        raise RuntimeError(f"the engine service did not start:\n{child.tail()}")
+        return int(child.wait_for(r"listening on [\d.]+:(\d+)", "the engine service").group(1))
 
     def start_web(self, port: int = 0, host: str = "127.0.0.1") -> int:
         """The web ladder; returns its port (a free one when ``port`` is 0)."""
@@ -160,11 +161,7 @@ class LocalArena:
                 str(port),
             ],
         )
-        deadline = time.monotonic() + 20
-        while "web ladder on" not in child.tail(5000):
-            if time.monotonic() > deadline or not child.alive():
-                raise RuntimeError(f"the web ladder did not start:\n{child.tail()}")
-            time.sleep(0.05)
+        child.wait_for("web ladder on", "the web ladder")
         return port
 
     def start_workers(self, count: int, queue: str) -> list[Child]:

@@ -26,6 +26,7 @@ import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from engine_service.rules import Rules
+from scheduler.league import LeagueStore
 from worker import slots
 from worker.ledger import LeagueKeys, commit_result, set_state, text
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
@@ -117,11 +118,10 @@ def _attempt(
         )
         return "failed"
     set_state(client, keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}")
-    meta = client.hgetall(keys.meta)
-    rules = Rules.from_record(json.loads(meta[b"rules"]), players=int(meta[b"players"]))
+    league = LeagueStore(client, settings.prefix).load(keys.league)  # the one reader of a league's settings
     try:
         outcome = asyncio.run(
-            asyncio.wait_for(_run(settings, keys, match_id, token, rules, seed, seats), settings.task_time_limit)
+            asyncio.wait_for(_run(settings, keys, match_id, token, league.rules, seed, seats), settings.task_time_limit)
         )
     except TimeoutError:
         _fail(client, keys, match_id, f"exceeded the time limit of {settings.task_time_limit} s")
@@ -133,8 +133,8 @@ def _attempt(
         outcome.record,
         seats,
         [asdict(c) for c in outcome.conduct],
-        float(meta.get(b"k", b"24")),
-        float(meta.get(b"initial", b"1500")),
+        league.k,
+        league.initial,
     )
     return "done" if stored else "already-done"
 
