@@ -295,10 +295,11 @@ class LeagueStore:
     def records(self, league_id: str) -> Iterator[dict[str, Any]]:
         """Finished records in plan order."""
         keys = self.keys(league_id)
-        for mid in self.r.lrange(keys.plan, 0, -1):
-            raw = self.r.hget(keys.records, mid)
-            if raw is not None:
-                yield json.loads(raw)
+        ids = self.r.lrange(keys.plan, 0, -1)
+        for start in range(0, len(ids), 500):  # a few hundred records per round trip
+            for raw in self.r.hmget(keys.records, ids[start : start + 500]):
+                if raw is not None:
+                    yield json.loads(raw)
 
 
 def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:
