@@ -11,10 +11,14 @@ from engine_service.rules import (
     Rules,
     card_names,
     mask_of,
+    parameter_names,
     parse_cards,
 )
 from engine_service.rules.match import MatchResult
 from tablanette.v1 import game_pb2 as pb
+
+# Parameters whose JSON form is also their protobuf form; the rest are converted by hand below.
+_SCALARS = tuple(n for n in parameter_names() if n not in ("players", "ace_values", "jack", "card_points", "most_suit"))
 
 
 def rules_to_pb(rules: Rules) -> pb.Rules:
@@ -22,30 +26,9 @@ def rules_to_pb(rules: Rules) -> pb.Rules:
     msg = pb.Rules(
         preset=d["preset"],
         players=d["players"],
-        partnerships=d["partnerships"],
-        hand_size=d["hand_size"],
-        table_size=d["table_size"],
-        initial_table_jacks=d["initial_table_jacks"],
         ace_values=d["ace_values"],
         jack=str(d["jack"]),
-        queen=d["queen"],
-        king=d["king"],
-        sums=d["sums"],
-        face_sums=d["face_sums"],
-        multi_capture=d["multi_capture"],
-        rank_priority=d["rank_priority"],
-        capture_optional=d["capture_optional"],
-        tabla_points=d["tabla_points"],
-        jack_sweep_tabla=d["jack_sweep_tabla"],
-        last_play_tabla=d["last_play_tabla"],
-        leftover_to=d["leftover_to"],
-        pisti_bonus=d["pisti_bonus"],
-        most_cards=d["most_cards"],
-        most_cards_tie=d["most_cards_tie"],
-        target=d["target"],
-        deals=d["deals"],
-        move_time_ms=d["move_time_ms"],
-        timeout_action=d["timeout_action"],
+        **{name: d[name] for name in _SCALARS},
     )
     msg.card_points.update(d["card_points"])
     msg.most_suit.update(d["most_suit"])
@@ -54,33 +37,7 @@ def rules_to_pb(rules: Rules) -> pb.Rules:
 
 def rules_from_pb(msg: pb.Rules) -> Rules:
     """Resolve a full ``Rules`` message (preset, then every parameter as an override)."""
-    params: dict[str, Any] = {
-        name: getattr(msg, name)
-        for name in (
-            "partnerships",
-            "hand_size",
-            "table_size",
-            "initial_table_jacks",
-            "queen",
-            "king",
-            "sums",
-            "face_sums",
-            "multi_capture",
-            "rank_priority",
-            "capture_optional",
-            "tabla_points",
-            "jack_sweep_tabla",
-            "last_play_tabla",
-            "leftover_to",
-            "pisti_bonus",
-            "most_cards",
-            "most_cards_tie",
-            "target",
-            "deals",
-            "move_time_ms",
-            "timeout_action",
-        )
-    }
+    params: dict[str, Any] = {name: getattr(msg, name) for name in _SCALARS}
     params["ace_values"] = list(msg.ace_values)
     params["jack"] = msg.jack
     params["card_points"] = dict(msg.card_points)
