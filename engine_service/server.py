@@ -22,7 +22,7 @@ from engine_service.config import Settings
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
 from engine_service.sessions import SessionRegistry, internal_secret
-from engine_service.tokens import token_hash
+from engine_service.tokens import token_key
 from tablanette.v1 import arena_pb2, arena_pb2_grpc, dispatch_pb2, dispatch_pb2_grpc, rules_pb2
 
 log = logging.getLogger("tablanette.server")
@@ -98,7 +98,7 @@ class EngineServer:
         self.port = 0
 
     async def _lookup_token(self, token: str) -> str | None:
-        name = await self.redis.get(self.settings.key("token", token_hash(token)))
+        name = await self.redis.get(token_key(self.settings.prefix, token))
         return name.decode() if isinstance(name, bytes) else name
 
     async def start(self) -> int:

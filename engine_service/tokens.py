@@ -28,6 +28,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def token_key(prefix: str, token: str | None = None, digest: str | None = None) -> str:
+    """The Redis key that maps a token (given itself or its hash) to its bot's name."""
+    return f"{prefix}:token:{digest or token_hash(token or '')}"
+
+
 @dataclass(frozen=True)
 class BotInfo:
     name: str
@@ -62,7 +67,7 @@ class BotTokens:
         meta = {"created": time.time(), "revoked": False, "token_prefix": token[:8]}
         pipe = self.r.pipeline()
         pipe.hset(self._key("bots"), name, json.dumps(meta))
-        pipe.set(self._key("token", token_hash(token)), name)
+        pipe.set(token_key(self.prefix, token), name)
         pipe.hset(self._key("bot-token"), name, token_hash(token))
         pipe.execute()
         return token
@@ -76,7 +81,7 @@ class BotTokens:
         digest = self.r.hget(self._key("bot-token"), name)
         pipe = self.r.pipeline()
         if digest is not None:
-            pipe.delete(self._key("token", digest.decode() if isinstance(digest, bytes) else str(digest)))
+            pipe.delete(token_key(self.prefix, digest=digest.decode() if isinstance(digest, bytes) else str(digest)))
         pipe.hdel(self._key("bot-token"), name)
         pipe.hset(self._key("bots"), name, json.dumps(meta))
         pipe.execute()
@@ -89,5 +94,5 @@ class BotTokens:
         )
 
     def lookup(self, token: str) -> str | None:
-        name = self.r.get(self._key("token", token_hash(token)))
+        name = self.r.get(token_key(self.prefix, token))
         return name.decode() if isinstance(name, bytes) else name
