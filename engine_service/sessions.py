@@ -25,6 +25,11 @@ return 0
 """
 
 
+def session_key(prefix: str, bot: str) -> str:
+    """Where a bot's session entry lives."""
+    return f"{prefix}:session:{bot}"
+
+
 @dataclass(frozen=True)
 class SessionEntry:
     bot: str
@@ -37,6 +42,11 @@ class SessionEntry:
     def label(self) -> str:
         return f"{self.bot}@{self.version}" if self.version else self.bot
 
+    @classmethod
+    def from_json(cls, bot: str, raw: str | bytes) -> SessionEntry:
+        d: dict[str, Any] = json.loads(raw)
+        return cls(bot, d["replica"], d["session_id"], d.get("version", ""), d.get("max_games", 1))
+
 
 class SessionRegistry:
     def __init__(self, client: Redis, prefix: str, ttl_ms: int) -> None:
@@ -45,7 +55,7 @@ class SessionRegistry:
         self.ttl_ms = ttl_ms
 
     def _key(self, bot: str) -> str:
-        return f"{self.prefix}:session:{bot}"
+        return session_key(self.prefix, bot)
 
     async def claim(self, entry: SessionEntry) -> None:
         data = {
@@ -72,10 +82,7 @@ class SessionRegistry:
 
     async def lookup(self, bot: str) -> SessionEntry | None:
         raw = await self.r.get(self._key(bot))
-        if raw is None:
-            return None
-        d: dict[str, Any] = json.loads(raw)
-        return SessionEntry(bot, d["replica"], d["session_id"], d.get("version", ""), d.get("max_games", 1))
+        return None if raw is None else SessionEntry.from_json(bot, raw)
 
 
 async def internal_secret(client: Redis, prefix: str) -> str:

@@ -9,11 +9,12 @@ here: the match runner reports it unavailable instead.
 
 from __future__ import annotations
 
-import json
 import time
 
 import redis
 from redis.asyncio import Redis as AsyncRedis
+
+from engine_service.sessions import SessionEntry, session_key
 
 # KEYS: the bots' slot sets; ARGV: match id, expiry, now, then one limit per key.
 _ACQUIRE = """
@@ -35,10 +36,8 @@ def _key(prefix: str, bot: str) -> str:
 
 def max_games(client: redis.Redis, prefix: str, bot: str) -> int:
     """The bot's declared limit (1 when it is not connected or said nothing)."""
-    raw = client.get(f"{prefix}:session:{bot}")
-    if raw is None:
-        return 1
-    return max(1, int(json.loads(raw).get("max_games", 1)))
+    raw = client.get(session_key(prefix, bot))
+    return 1 if raw is None else max(1, SessionEntry.from_json(bot, raw).max_games)
 
 
 def acquire(client: redis.Redis, prefix: str, bots: list[str], match_id: str, ttl_ms: int) -> bool:

@@ -19,6 +19,7 @@ import typer
 
 from engine_service.config import redis_url
 from engine_service.rules import read_records, verify_record
+from engine_service.sessions import session_key
 from scheduler.local import LocalArena
 
 from .common import console, fail
@@ -122,12 +123,12 @@ def _wait_connected(url: str, prefix: str, names: list[str], arena: LocalArena) 
     client = redis.Redis.from_url(url)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if all(client.exists(f"{prefix}:session:{n}") for n in names):
+        if all(client.exists(session_key(prefix, n)) for n in names):
             return
         if arena.check():
             break
         time.sleep(0.1)
-    missing = [n for n in names if not client.exists(f"{prefix}:session:{n}")]
+    missing = [n for n in names if not client.exists(session_key(prefix, n))]
     raise RuntimeError(f"bots did not connect: {', '.join(missing)} (dead: {', '.join(arena.check()) or 'none'})")
 
 
