@@ -55,7 +55,7 @@ class StrongBot(Bot):
     def _evaluate(self, rules: Rules, state: DealState, play: Play, seat: int) -> float:
         """Net value for ``seat``'s side of ``play`` and the greedy replies to it."""
         my_team = rules.team_of(seat)
-        value = immediate_value(rules, state.table, play, _last_play(state))
+        value = immediate_value(rules, state.table, play, state.is_last_play)
         state.push(play.card, play.mask)
         while not state.over and state.turn != seat:
             reply, gain = _greedy(rules, state)
@@ -67,13 +67,9 @@ class StrongBot(Bot):
         return value
 
 
-def _last_play(state: DealState) -> bool:
-    return state.rounds_left == 0 and sum(h.bit_count() for h in state.hands) == 1
-
-
 def _greedy(rules: Rules, state: DealState) -> tuple[Play, float]:
     """The greedy play of the seat to move in ``state`` and its immediate value."""
-    last = _last_play(state)
+    last = state.is_last_play
     best: Play | None = None
     best_value = float("-inf")
     for card in iter_mask(state.hands[state.turn]):

@@ -165,6 +165,11 @@ class DealState:
         """Rounds still to be dealt after the current one."""
         return len(self.layout.rounds) - 1 - self.round
 
+    @property
+    def is_last_play(self) -> bool:
+        """Whether the next play is the deal's very last (no tabla then, unless ``last_play_tabla``)."""
+        return not self.rounds_left and sum(h.bit_count() for h in self.hands) == 1
+
     def describe(self) -> str:
         """The position in words, for error messages."""
         return (

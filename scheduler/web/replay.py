@@ -74,10 +74,9 @@ def _play_frame(match: Match, deal: DealState, p: dict[str, Any], k: int, i: int
     """Apply one recorded play and describe it (a tabla is a sweep that scores as one)."""
     round_before = deal.round
     table = deal.table
-    last = deal.rounds_left == 0 and sum(h.bit_count() for h in deal.hands) == 1
+    sweeps = sum(deal.tablas)  # the engine counts the sweeps that score as such
     done = match.play(Play.of(p["card"], p["captured"]), auto=bool(p.get("auto")))
     lone_same_rank = table.bit_count() == 1 and (table.bit_length() - 1) >> 2 == done.card >> 2
-    cleared = bool(done.mask) and not (deal.leftover if deal.over else deal.table)
     frame = {
         "kind": "play",
         "deal": k,
@@ -87,7 +86,7 @@ def _play_frame(match: Match, deal: DealState, p: dict[str, Any], k: int, i: int
         "card": p["card"],
         "captured": p["captured"],
         "bonus": done.bonus,
-        "tabla": cleared and (not last or match.rules.last_play_tabla),
+        "tabla": sum(deal.tablas) > sweeps,
         "pisti": bool(match.rules.pisti_bonus) and lone_same_rank and done.bonus > 0,
         "auto": bool(p.get("auto")),
         "table_before": card_names(table),
