@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import json
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -28,11 +27,10 @@ from pathlib import Path
 import grpc
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from arena_harness import REDIS_URL, Arena, unique_prefix  # noqa: E402
-
+from bench.kit import REDIS_URL, temp_arena  # noqa: E402
+from cli.local import LocalArena as Arena  # noqa: E402
 from engine_service.rules import Rules  # noqa: E402
 from worker.match_runner import MatchRunner  # noqa: E402
 
@@ -92,8 +90,7 @@ def main() -> None:
     matches = 3 if args.quick else 20
     pings = 500 if args.quick else 5000
 
-    tmp = Path(subprocess.check_output(["mktemp", "-d"], text=True).strip())
-    arena = Arena(unique_prefix("bench-gateway"), tmp)
+    arena = temp_arena("gateway")
     try:
         _, port = arena.start_engine()
         for name in ("bench-a", "bench-b"):

@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from arena_harness import Arena, unique_prefix  # noqa: E402
-
 from bench.gateway import bench_pingpong, start_pingpong  # noqa: E402
+from bench.kit import temp_arena  # noqa: E402
+from cli.local import LocalArena as Arena  # noqa: E402
+from store.keys import Keys  # noqa: E402
 
 
 def _cli(arena: Arena, *args: str) -> None:
@@ -38,18 +38,18 @@ def bench_league(arena: Arena, bots: list[str], games: int) -> tuple[float, int,
     _cli(arena, "league", "create", "bench", "--games", str(games), "--rule", "deals=1")
     _cli(arena, "league", "add-bot", "bench", *bots)
     _cli(arena, "league", "start", "bench", "--window", "0")
-    base = f"{arena.prefix}:league:bench"
-    ids = [m.decode() for m in arena.redis.lrange(f"{base}:plan", 0, -1)]
-    queued = [float(arena.redis.hget(f"{base}:match:{m}", "queued_at") or 0) for m in ids]
-    finished = [float(arena.redis.hget(f"{base}:match:{m}", "finished_at") or 0) for m in ids]
+    keys = Keys(arena.prefix).league("bench")
+    ids = [m.decode() for m in arena.redis.lrange(keys.plan, 0, -1)]
+    queued = [float(arena.redis.hget(keys.match(m), "queued_at") or 0) for m in ids]
+    finished = [float(arena.redis.hget(keys.match(m), "finished_at") or 0) for m in ids]
     elapsed = max(finished) - min(queued)  # first enqueue to last commit, CLI start-up excluded
-    raw = arena.redis.hgetall(f"{base}:records")
+    raw = arena.redis.hgetall(keys.records)
     moves = sum(len(d["plays"]) for rec in raw.values() for d in json.loads(rec)["deals"])
     return elapsed, len(raw), moves
 
 
 def bench_celery_noop(arena: Arena, count: int) -> float:
-    env = arena.env()
+    env = arena.child_env()
     code = (
         "import sys, time, redis\n"
         "from worker.celery_app import app, settings\n"
@@ -60,7 +60,7 @@ def bench_celery_noop(arena: Arena, count: int) -> float:
         "while int(r.get(key) or 0) < n: time.sleep(0.01)\n"
         "print(time.perf_counter() - start)\n"
     )
-    key = f"{arena.prefix}:bench:noop"
+    key = f"{arena.prefix}:bench:noop"  # the benchmark's own counter, deleted with the prefix
     out = subprocess.run(
         [sys.executable, "-c", code, key, str(count)],
         capture_output=True,
@@ -83,8 +83,7 @@ def main() -> None:
     noops = 200 if args.quick else 2000
     pings = 500 if args.quick else 5000
 
-    tmp = Path(subprocess.check_output(["mktemp", "-d"], text=True).strip())
-    arena = Arena(unique_prefix("bench-tournament"), tmp)
+    arena = temp_arena("tournament")
     try:
         _, port = arena.start_engine()
         for b in bots:

@@ -14,10 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,15 +23,12 @@ import httpx
 import redis
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from arena_harness import REDIS_URL, Arena, clear_prefix, unique_prefix  # noqa: E402
-
+from bench.kit import temp_arena  # noqa: E402
 from bots import make_bot, play_match  # noqa: E402
-from engine_service.rules import Rules, match_record  # noqa: E402
-from scheduler.league import League, LeagueStore  # noqa: E402
-from worker.ledger import commit_result, set_state  # noqa: E402
+from engine_service.rules import GameRecord, Rules, match_record  # noqa: E402
+from store.leagues import League, LeagueStore  # noqa: E402
 
 CLEAN = {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False}
 
@@ -70,17 +64,11 @@ def generate(client: redis.Redis, prefix: str, bots: int, matches: int) -> tuple
     client.rpush(keys.plan, *ids)
     for i, mid in enumerate(ids):
         seats = json.loads(client.hget(keys.match(mid), "seats"))
-        record = dict(pool[i % len(pool)], id=f"big/{mid}", players=seats)
-        set_state(client, keys, mid, "running", worker="bench")
-        commit_result(client, keys, mid, record, seats, [CLEAN, CLEAN], 24, 1500)
+        record: GameRecord = {**pool[i % len(pool)], "id": f"big/{mid}", "players": seats}
+        store.ledger.set_state(keys, mid, "running", worker="bench")
+        store.ledger.commit(keys, mid, record, seats, [CLEAN, CLEAN], 24, 1500)
     client.hset(keys.meta, mapping={"status": "finished", "finished_at": time.time()})
     return "big", names, ids[-1]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def timed(client: httpx.Client, url: str, repeat: int) -> list[float]:
@@ -103,23 +91,12 @@ def main() -> None:
     args = parser.parse_args()
     bots, matches = (50, 2000) if args.quick else (args.bots, args.matches)
 
-    client = redis.Redis.from_url(REDIS_URL)
-    prefix = unique_prefix("bench-web")
-    tmp = Path(subprocess.check_output(["mktemp", "-d"], text=True).strip())
-    arena = Arena(prefix, tmp)
+    arena = temp_arena("web")
     try:
         t0 = time.perf_counter()
-        league, names, last_match = generate(client, prefix, bots, matches)
+        league, names, last_match = generate(arena.redis, arena.prefix, bots, matches)
         gen_s = time.perf_counter() - t0
-        port = free_port()
-        web = arena.spawn(
-            "web", [sys.executable, "-c", "from scheduler.cli import main; main()", "web", "--port", str(port)]
-        )
-        deadline = time.monotonic() + 20
-        while not re.search(r"web ladder on", web.text()):
-            if time.monotonic() > deadline or not web.alive():
-                raise RuntimeError(f"web did not start:\n{web.text()}")
-            time.sleep(0.05)
+        _, port = arena.start_web()
         base = f"http://127.0.0.1:{port}"
         top = names[0]
         endpoints = {
@@ -141,8 +118,6 @@ def main() -> None:
                 results[label] = (statistics.median(samples), sorted(samples)[int(0.95 * (len(samples) - 1))])
     finally:
         arena.close()
-        clear_prefix(client, prefix)
-        client.close()
 
     base_ms = results["baseline /api/health"][0]
     if args.json:

@@ -1,6 +1,12 @@
 """``python -m engine_service``: the same as ``tablanette serve`` (settings from the environment)."""
 
-from engine_service.config import Settings
+import sys
+
+from config import SettingsError, load_settings
 from engine_service.server import run
 
-run(Settings.from_env())
+try:
+    settings = load_settings()
+except SettingsError as exc:
+    sys.exit(f"tablanette serve: {exc}")
+run(settings)

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 import grpc
 from google.protobuf.message import DecodeError
 
+from config import ArenaSettings
 from engine_service import convert
-from engine_service.config import Settings
 from engine_service.rules import Play, TablanetteError
-from engine_service.sessions import SessionEntry, SessionRegistry
+from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import game_pb2 as gpb
@@ -82,7 +82,7 @@ class Gateway:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: ArenaSettings,
         registry: SessionRegistry,
         lookup_token: Callable[[str], Awaitable[str | None]],
     ) -> None:
@@ -297,10 +297,15 @@ class Gateway:
             await asyncio.sleep(interval)
             live = list(self.connections.values())
             with contextlib.suppress(Exception):
-                for entry in await self.registry.refresh([c.entry for c in live]):
+                refreshed = await self.registry.refresh([c.entry for c in live])
+                for entry in refreshed.taken_over:
                     conn = self.connections.get(entry.bot)
                     if conn is not None and conn.entry == entry:
                         conn.close(grpc.StatusCode.ABORTED, "this bot connected again elsewhere")
+                for entry in refreshed.missing:  # expired (a Redis outage, say): claim it again if still here
+                    conn = self.connections.get(entry.bot)
+                    if conn is not None and conn.entry == entry and not conn.closed.is_set():
+                        await self.registry.claim(entry)
             now = int(time.time() * 1000)
             for conn in live:
                 conn.send(apb.ServerMessage(keepalive=apb.Keepalive(unix_ms=now)))

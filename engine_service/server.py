@@ -18,15 +18,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from redis.asyncio import Redis
 
-from engine_service.config import Settings
+from config import ArenaSettings
+from engine_service.dispatch import DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
-from engine_service.sessions import SessionRegistry, internal_secret
-from engine_service.tokens import token_key
+from store.sessions import SessionRegistry, internal_secret
+from store.tokens import lookup_token
 from tablanette.v1 import arena_pb2, arena_pb2_grpc, dispatch_pb2, dispatch_pb2_grpc, rules_pb2
 
 log = logging.getLogger("tablanette.server")
-INTERNAL_METADATA = "x-tablanette-internal"
 TRANSPORT_MIN_BYTES = 4 << 20
 SERVICES = (
     arena_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name,
@@ -46,30 +46,7 @@ class BotGatewayServicer(arena_pb2_grpc.BotGatewayServicer):
             yield msg
 
 
-class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
-    def __init__(self, gateway: Gateway, secret: str) -> None:
-        self.gateway = gateway
-        self.secret = secret
-
-    async def _check(self, context: grpc.aio.ServicerContext) -> None:
-        given = dict(context.invocation_metadata() or ()).get(INTERNAL_METADATA)
-        if given != self.secret:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "Dispatch is internal to the arena")
-
-    async def RequestPlay(
-        self, request: dispatch_pb2.PlayRequest, context: grpc.aio.ServicerContext
-    ) -> dispatch_pb2.PlayResponse:
-        await self._check(context)
-        return await self.gateway.request_play(request)
-
-    async def EndGame(
-        self, request: dispatch_pb2.EndGameRequest, context: grpc.aio.ServicerContext
-    ) -> dispatch_pb2.EndGameResponse:
-        await self._check(context)
-        return await self.gateway.end_game(request)
-
-
-def server_options(settings: Settings) -> list[tuple[str, int]]:
+def server_options(settings: ArenaSettings) -> list[tuple[str, int]]:
     return [
         ("grpc.so_reuseport", 0),  # a second replica on a taken port must fail, not share it
         # The transport cap; the gateway applies the (smaller) bot message limit itself, so
@@ -87,7 +64,7 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
 class EngineServer:
     """A started engine service; :meth:`stop` drains it."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: ArenaSettings) -> None:
         self.settings = settings
         self.redis = Redis.from_url(settings.redis_url)
         self.registry = SessionRegistry(self.redis, settings.prefix, settings.session_ttl_ms)
@@ -98,8 +75,7 @@ class EngineServer:
         self.port = 0
 
     async def _lookup_token(self, token: str) -> str | None:
-        name = await self.redis.get(token_key(self.settings.prefix, token))
-        return name.decode() if isinstance(name, bytes) else name
+        return await lookup_token(self.redis, self.settings.prefix, token)
 
     async def start(self) -> int:
         secret = await internal_secret(self.redis, self.settings.prefix)
@@ -124,9 +100,9 @@ class EngineServer:
         if self.port == 0:
             raise OSError(f"cannot listen on {address}")
         if self.settings.port == 0:  # a free port was asked for: advertise the real one
-            from dataclasses import replace
-
-            self.settings = replace(self.settings, port=self.port, advertise=f"{self.settings.host}:{self.port}")
+            self.settings = self.settings.model_copy(
+                update={"port": self.port, "advertise": f"{self.settings.host}:{self.port}"}
+            )
             self.gateway.settings = self.settings
         await self.server.start()
         for name in ("", *SERVICES):
@@ -161,7 +137,7 @@ async def _set_health(servicer: object, name: str, status: int) -> None:
         await result
 
 
-async def serve(settings: Settings) -> None:
+async def serve(settings: ArenaSettings) -> None:
     """Run until SIGINT/SIGTERM, then drain."""
     server = EngineServer(settings)
     port = await server.start()
@@ -178,6 +154,6 @@ async def serve(settings: Settings) -> None:
     await server.stop()
 
 
-def run(settings: Settings) -> None:
+def run(settings: ArenaSettings) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     asyncio.run(serve(settings))

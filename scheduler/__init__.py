@@ -1,1 +1,1 @@
-"""Tournaments, leagues, ratings and the ``tablanette`` command line."""
+"""Tournaments and leagues: planning (Berger tables), feeding the workers, resuming; self-play."""

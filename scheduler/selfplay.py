@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any
 
 from bots import make_bot, play_match
-from engine_service.rules import Match, Rules, match_record
+from engine_service.rules import GameRecord, Match, Rules, match_record
 
 
 @dataclass
@@ -111,7 +111,7 @@ def run_selfplay(
     bots: list[str],
     games: int,
     seed: str = "selfplay",
-    on_record: Callable[[dict[str, Any]], None] | None = None,
+    on_record: Callable[[GameRecord], None] | None = None,
     on_game: Callable[[int], None] | None = None,
 ) -> SelfPlayStats:
     """Play ``games`` matches and tally them per bot entry (an entry may repeat a name)."""

@@ -1,9 +1,21 @@
 #!/usr/bin/env bash
 # The test command: lint, format check, strict typing, then every test.
+#   bash scripts/test.sh          everything (what CI runs): unit, end-to-end, fault and browser tests
+#   bash scripts/test.sh --fast   the edit-test loop: the same lint and typing, then only the tests that
+#                                 need no server and start no process (tests/tiers.py)
+# Further arguments go to pytest, e.g. `bash scripts/test.sh --fast -k captures`.
 set -euo pipefail
+fast=0
+if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
 source "$(dirname "$0")/env.sh" test
-echo "== test dependencies: Chromium, the Node.js and C++ example bots"; bash scripts/setup_test_deps.sh
+if [ "$fast" = 0 ]; then
+    echo "== test dependencies: Chromium, the Node.js and C++ example bots"; bash scripts/setup_test_deps.sh
+fi
 echo "== ruff check"; ruff check .
 echo "== ruff format --check"; ruff format --check .
-echo "== mypy --strict"; mypy --strict engine_service bots scheduler worker
-echo "== pytest"; python -m pytest "$@"
+echo "== mypy --strict"; mypy --strict engine_service config store worker scheduler web cli bots
+if [ "$fast" = 1 ]; then
+    echo "== pytest (fast tier)"; python -m pytest -m fast "$@"
+else
+    echo "== pytest"; python -m pytest "$@"
+fi

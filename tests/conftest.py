@@ -1,4 +1,5 @@
-"""Fixtures shared by every end-to-end test folder (the test kits are on pytest's pythonpath)."""
+"""Fixtures shared by every end-to-end test folder (the test kits are on pytest's pythonpath),
+and the tier check: every test is ``fast`` or ``server`` (tests/tiers.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,26 @@ from pathlib import Path
 
 import pytest
 from arena_harness import Arena, arena_fixture
+from tiers import TIERS
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Doctests of the docs and modules are fast; a test in a folder that chose no tier is an error."""
+    untiered = []
+    for item in items:
+        if any(item.get_closest_marker(t) for t in TIERS):
+            continue
+        if TESTS in Path(item.path).resolve().parents:
+            untiered.append(item.nodeid)
+        else:
+            item.add_marker("fast")
+    if untiered:
+        raise pytest.UsageError(
+            "tests in a folder whose conftest.py chose no tier (see tests/tiers.py): " + ", ".join(untiered[:5])
+        )
 
 
 @pytest.fixture

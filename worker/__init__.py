@@ -1,1 +1,1 @@
-"""Match running: the library match runner now, the Celery app and tasks next."""
+"""Playing matches: the Celery app and its task, and the match runner (one match through the engine service)."""

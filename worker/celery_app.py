@@ -8,11 +8,17 @@ match lease and the idempotent commit make sure it still counts exactly once.
 
 from __future__ import annotations
 
+import sys
+
 from celery import Celery
 
-from worker.settings import WorkerSettings
+from config import SettingsError, load_settings
+from store.keys import Keys
 
-settings = WorkerSettings.from_env()
+try:
+    settings = load_settings()
+except SettingsError as exc:  # a clear line, not a traceback, from every process that loads the app
+    sys.exit(f"tablanette worker: {exc}")
 
 app = Celery("tablanette", broker=settings.broker_url, include=["worker.tasks"])
 app.conf.update(
@@ -25,7 +31,7 @@ app.conf.update(
     task_soft_time_limit=settings.task_time_limit - min(30, settings.task_time_limit / 10),
     broker_transport_options={
         "visibility_timeout": settings.visibility_timeout,
-        "global_keyprefix": f"{settings.prefix}:celery:",
+        "global_keyprefix": Keys(settings.prefix).celery,
         "unacked_restore_interval": settings.restore_interval,
         "unacked_restore_throttle": 1,
     },

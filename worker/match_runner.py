@@ -21,9 +21,9 @@ import grpc
 from redis.asyncio import Redis
 
 from engine_service import convert
-from engine_service.rules import IllegalPlayError, Match, Rules, match_record
-from engine_service.server import INTERNAL_METADATA
-from engine_service.sessions import SessionRegistry, internal_secret
+from engine_service.dispatch import INTERNAL_METADATA
+from engine_service.rules import GameRecord, IllegalPlayError, Match, Rules, match_record
+from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
@@ -44,7 +44,7 @@ class SeatConduct:
 
 @dataclass
 class MatchOutcome:
-    record: dict[str, Any]
+    record: GameRecord
     conduct: list[SeatConduct]
     seconds: float
     moves: int

@@ -55,7 +55,7 @@ function loadProtos(protoDir = PROTO_DIR) {
 // Strategy: greedy. Everything a bot author would change lives here.
 
 // Used when a Turn arrives for a game whose GameStarted we never saw (for
-// example after a reconnect): the default preset `tablic` (RULES.md).
+// example after a reconnect): the default preset `tablic` (docs/rules.md).
 const DEFAULT_RULES = Object.freeze({
   preset: 'tablic',
   jack: 'sweep',

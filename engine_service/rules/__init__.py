@@ -9,7 +9,8 @@ Everything a bot, a match runner or a verifier needs::
     True
 
 Cards are ``int`` numbers (``rank * 4 + suit``) with canonical names; card sets
-are bitmasks. See RULES.md for the parameters and RECORDS.md for records.
+are bitmasks. docs/rules.md explains every parameter and docs/records.md the
+record format.
 """
 
 from .captures import Capture, CaptureFinder
@@ -26,7 +27,8 @@ from .errors import (
 from .match import FinishedDeal, Match, MatchResult
 from .observation import Observation
 from .play import Play
-from .record import FORMAT, dumps, loads, match_record, read_records, verify_record, write_records
+from .record import dumps, loads, match_record, read_records, verify_record, write_records
+from .record_schema import FORMAT, DealEntry, GameRecord, Leftover, PlayEntry, ResultEntry, parse_record
 from .rules import DEFAULT_PRESET, PRESETS, Rules, parameter_names, parse_override
 from .shuffle import DealLayout, deal_layout, round_sizes, shuffled_deck
 
@@ -39,19 +41,24 @@ __all__ = [
     "Capture",
     "CaptureFinder",
     "Card",
+    "DealEntry",
     "DealLayout",
     "DealState",
     "FinishedDeal",
     "GameOverError",
+    "GameRecord",
     "IllegalPlayError",
     "InvalidCardError",
     "InvalidRulesError",
+    "Leftover",
     "Match",
     "MatchResult",
     "Observation",
     "Play",
+    "PlayEntry",
     "PlayRecord",
     "RecordError",
+    "ResultEntry",
     "Rules",
     "TablanetteError",
     "card_names",
@@ -67,6 +74,7 @@ __all__ = [
     "parameter_names",
     "parse_cards",
     "parse_override",
+    "parse_record",
     "plays_for_card",
     "read_records",
     "round_sizes",

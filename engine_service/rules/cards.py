@@ -2,7 +2,7 @@
 
 A card is a small ``int`` (0..51) with a canonical two-character name: rank
 ``A 2 3 4 5 6 7 8 9 T J Q K`` followed by suit ``C D H S``. The number is
-``rank * 4 + suit``, so the natural integer order *is* the order RULES.md uses
+``rank * 4 + suit``, so the natural integer order *is* the order docs/rules.md uses
 for "lowest card" (Ace lowest, King highest, then clubs < diamonds < hearts <
 spades). Sets of cards (a hand, the table, a pile) are 52-bit masks, which keeps
 the whole state of a deal a handful of integers: cheap to copy for search.

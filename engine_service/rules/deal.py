@@ -229,7 +229,7 @@ class DealState:
         rules = self.rules
         self.over = True
         if self.table:
-            # RULES.md leftover_to: nobody takes the leftover if no one captured.
+            # docs/rules.md leftover_to: nobody takes the leftover if no one captured.
             if self.last_capturer is None:
                 self.leftover_team = None
             elif rules.leftover_to == "dealer":
@@ -276,7 +276,7 @@ def sweep_bonus(rules: Rules, card: int, table_before: int) -> int:
 
 
 def score_piles(rules: Rules, piles: list[int], bonus: list[int]) -> list[int]:
-    """Deal points per team from captured piles and sweep bonuses (RULES.md scoring)."""
+    """Deal points per team from captured piles and sweep bonuses (docs/rules.md scoring)."""
     score = list(bonus)
     table = rules._card_points_table
     for t, pile in enumerate(piles):

@@ -1,9 +1,11 @@
 """Game records (``tablanette-record/1``): write, read and re-verify.
 
-A record alone replays and re-verifies a whole match (RECORDS.md). Writing is
-deterministic: the same match gives the same bytes (:func:`dumps`).
-:func:`verify_record` re-plays every play with the engine and raises
-:class:`RecordError` at the first discrepancy, naming its location.
+A record alone replays and re-verifies a whole match (docs/records.md describes
+every field; :class:`~engine_service.rules.record_schema.GameRecord` is its
+type). Writing is deterministic: the same match gives the same bytes
+(:func:`dumps`). :func:`verify_record` checks the record's shape, re-plays every
+play with the engine and raises :class:`RecordError` at the first discrepancy,
+naming its location.
 
 >>> from engine_service.rules.rules import Rules
 >>> m = Match(Rules.preset("pisti", target=30), seed="doc")
@@ -25,24 +27,23 @@ from .cards import CARDS, card_names, mask_of, parse_cards
 from .errors import RecordError, TablanetteError
 from .match import FinishedDeal, Match, MatchResult
 from .play import Play
+from .record_schema import FORMAT, DealEntry, GameRecord, PlayEntry, ResultEntry, parse_record
 from .rules import Rules
 from .shuffle import DealLayout, deal_layout
 
-FORMAT = "tablanette-record/1"
 
-
-def match_record(match: Match, players: Sequence[str], record_id: str) -> dict[str, Any]:
+def match_record(match: Match, players: Sequence[str], record_id: str) -> GameRecord:
     """The record of a match (finished, forfeited or aborted)."""
     if match.result is None:
         raise RecordError(f"record {record_id}: the match is not over")
     rules = match.rules
     if len(players) != rules.players:
         raise RecordError(f"record {record_id}: {len(players)} player names for {rules.players} seats")
-    deals = []
+    deals: list[DealEntry] = []
     for d in match.deals:
-        plays = []
+        plays: list[PlayEntry] = []
         for p in d.plays:
-            entry: dict[str, Any] = {
+            entry: PlayEntry = {
                 "seat": p.seat,
                 "card": str(CARDS[p.card]),
                 "captured": card_names(p.mask),
@@ -61,7 +62,7 @@ def match_record(match: Match, players: Sequence[str], record_id: str) -> dict[s
                 "score": list(d.score),
             }
         )
-    result: dict[str, Any] = {"winner": match.result.winner, "reason": match.result.reason}
+    result: ResultEntry = {"winner": match.result.winner, "reason": match.result.reason}
     if match.result.forfeit_seat is not None:
         result["forfeit_seat"] = match.result.forfeit_seat
     return {
@@ -77,7 +78,7 @@ def match_record(match: Match, players: Sequence[str], record_id: str) -> dict[s
     }
 
 
-def dumps(record: Mapping[str, Any]) -> str:
+def dumps(record: GameRecord | Mapping[str, Any]) -> str:
     """One record as one compact JSON line (deterministic bytes, no newline)."""
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
@@ -92,7 +93,7 @@ def loads(line: str) -> dict[str, Any]:
     return data
 
 
-def write_records(records: Iterable[Mapping[str, Any]], out: IO[str]) -> int:
+def write_records(records: Iterable[GameRecord | Mapping[str, Any]], out: IO[str]) -> int:
     """Write records as JSON Lines; returns how many."""
     n = 0
     for rec in records:
@@ -115,10 +116,10 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 # ------------------------------------------------------------------ verify
 
 
-def verify_record(record: Mapping[str, Any]) -> Match:
+def verify_record(record: Mapping[str, Any] | GameRecord) -> Match:
     """Re-play a record; return the replayed match or raise :class:`RecordError`.
 
-    Checks the format, the rules, every deal against the seed, every play's
+    Checks the shape (:func:`parse_record`), the rules, every deal against the seed, every play's
     seat, legality and bonus (automatic plays must be the engine's timeout
     play), leftovers, deal scores, totals and the result.
     """
@@ -136,18 +137,12 @@ def _problem(exc: Exception) -> str:
     return f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
 
 
-def _verify(record: Mapping[str, Any]) -> Match:
-    if record.get("format") != FORMAT:
-        raise RecordError(f"format is {record.get('format')!r}, expected {FORMAT!r}")
-    players = record["players"]
-    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-        raise RecordError("players must be a list of names")
-    rules = Rules.from_record(record["rules"], players=len(players))
+def _verify(data: Mapping[str, Any] | GameRecord) -> Match:
+    record = parse_record(data)
+    rules = Rules.from_record(record["rules"], players=len(record["players"]))
     if record["teams"] != [list(t) for t in rules.teams]:
-        raise RecordError(f"teams {record['teams']} do not match the rules {list(rules.teams)}")
+        raise RecordError(f"teams {record['teams']} do not match the rules {[list(t) for t in rules.teams]}")
     seed = record["seed"]
-    if not isinstance(seed, str):
-        raise RecordError(f"seed must be a string, got {seed!r}")
     raw_deals = record["deals"]
     for k, raw in enumerate(raw_deals):
         if _layout(rules, raw, k) != deal_layout(rules, seed, k):
@@ -160,7 +155,9 @@ def _verify(record: Mapping[str, Any]) -> Match:
         _replay_deal(match, raw, k, last=k == len(raw_deals) - 1, result=result)
     if match.result is None:
         if result.get("reason") == "forfeit":
-            match.forfeit(result.get("forfeit_seat"))
+            if "forfeit_seat" not in result:
+                raise RecordError("result: a forfeit must name its forfeit_seat")
+            match.forfeit(result["forfeit_seat"])
         elif result.get("reason") == "aborted":
             match.abort()
         else:
@@ -177,7 +174,7 @@ def _verify(record: Mapping[str, Any]) -> Match:
     return match
 
 
-def _layout(rules: Rules, raw: Mapping[str, Any], k: int) -> DealLayout:
+def _layout(rules: Rules, raw: DealEntry, k: int) -> DealLayout:
     try:
         layout = DealLayout(
             int(raw["dealer"]),
@@ -192,7 +189,7 @@ def _layout(rules: Rules, raw: Mapping[str, Any], k: int) -> DealLayout:
     return layout
 
 
-def _replay_deal(match: Match, raw: Mapping[str, Any], k: int, last: bool, result: Mapping[str, Any]) -> None:
+def _replay_deal(match: Match, raw: DealEntry, k: int, last: bool, result: ResultEntry) -> None:
     if match.result is not None:
         raise RecordError(f"deal {k}: the match was already over ({match.result.reason})")
     try:
@@ -207,7 +204,7 @@ def _replay_deal(match: Match, raw: Mapping[str, Any], k: int, last: bool, resul
         raise RecordError(f"deal {k}: {_problem(exc)}") from None
 
 
-def _replay_plays(match: Match, raw_plays: Sequence[Mapping[str, Any]], k: int) -> None:
+def _replay_plays(match: Match, raw_plays: Sequence[PlayEntry], k: int) -> None:
     deal = match.deal
     for i, p in enumerate(raw_plays):
         where = f"deal {k}, play {i}"
@@ -229,7 +226,7 @@ def _replay_plays(match: Match, raw_plays: Sequence[Mapping[str, Any]], k: int) 
             raise RecordError(f"{where}: {_problem(exc)}") from None
 
 
-def _check_deal_end(raw: Mapping[str, Any], finished: FinishedDeal, k: int) -> None:
+def _check_deal_end(raw: DealEntry, finished: FinishedDeal, k: int) -> None:
     """The recorded leftover and score of deal ``k`` against the replayed deal."""
     try:
         want_left = raw["leftover"] or {"team": None, "cards": []}

@@ -1,7 +1,7 @@
 """A deliberately naive capture enumerator: the oracle and the baseline.
 
 It tries every subset of the table and checks each one straight from the
-definition in RULES.md, sharing no code with :mod:`engine_service.rules.captures`.
+definition in docs/rules.md, sharing no code with :mod:`engine_service.rules.captures`.
 Tests compare the fast enumerator against it on random positions, and
 ``bench/rules.py`` measures the speed-up over it. Never use it in play.
 

@@ -1,6 +1,6 @@
-"""Rule parameters and the five named presets of RULES.md.
+"""Rule parameters and the five named presets of docs/rules.md.
 
-A :class:`Rules` is an immutable value: every parameter of RULES.md plus the
+A :class:`Rules` is an immutable value: every parameter of docs/rules.md plus the
 name of the preset it started from. Build one with :meth:`Rules.preset` and
 change any parameter with :meth:`Rules.with_overrides` (values may be Python
 values or the strings a command line gives); every change is validated and a bad
@@ -63,7 +63,7 @@ _INTS: dict[str, tuple[int, int]] = {
 
 @dataclass(frozen=True)
 class Rules:
-    """Every rule parameter of RULES.md (see there for their meaning).
+    """Every rule parameter of docs/rules.md (see there for their meaning).
 
     ``deals`` is the one addition: 0 plays to ``target``; a positive number
     plays exactly that many deals (record reason ``deals``).
@@ -208,7 +208,7 @@ class Rules:
     # ------------------------------------------------------------ serialise
 
     def to_dict(self) -> dict[str, Any]:
-        """Every parameter in its JSON form (names as in RULES.md)."""
+        """Every parameter in its JSON form (names as in docs/rules.md)."""
         out: dict[str, Any] = {"preset": self.preset_name}
         for f in dataclasses.fields(self):
             if f.name != "preset_name":
@@ -250,7 +250,7 @@ _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Rules) if f.name != "pre
 
 
 def parameter_names() -> tuple[str, ...]:
-    """Every rule parameter name, in RULES.md order."""
+    """Every rule parameter name, in docs/rules.md order."""
     return _FIELD_NAMES
 
 

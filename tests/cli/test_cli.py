@@ -13,7 +13,7 @@ from arena_harness import ROOT
 
 def tablanette(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from scheduler.cli import main; main()", *args],
+        [sys.executable, "-c", "from cli import main; main()", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -118,7 +118,7 @@ def test_up_runs_the_arena_in_the_foreground_and_ctrl_c_stops_everything(tmp_pat
         [
             sys.executable,
             "-c",
-            "from scheduler.cli import main; main()",
+            "from cli import main; main()",
             "up",
             "--port",
             "0",

@@ -1,7 +1,7 @@
 """Shared helpers for the rules-engine tests: hand-built positions, scripted deals, policies.
 
 Everything here is plain Python built on the public engine API, so a reader can
-check each helper against RULES.md without knowing the engine's internals.
+check each helper against docs/rules.md without knowing the engine's internals.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from engine_service.rules import (
     round_sizes,
 )
 
-# Every (preset, player count) the presets allow, as RULES.md lists them.
+# Every (preset, player count) the presets allow, as docs/rules.md lists them.
 PRESET_PLAYERS: list[tuple[str, int]] = [(name, n) for name, spec in PRESETS.items() for n in spec.players]
 ALLOWED_PLAYERS: dict[str, tuple[int, ...]] = {
     "tablic": (2, 3, 4),
@@ -184,7 +184,7 @@ def play_match(match: Match, policy: Policy, max_plays: int = 100_000) -> Match:
 
 
 def oracle_score(rules: Rules, piles: list[int], bonus: list[int]) -> list[int]:
-    """RULES.md scoring written out independently of the engine, by card name."""
+    """docs/rules.md scoring written out independently of the engine, by card name."""
     card_points = rules.to_dict()["card_points"]  # {"TD": 3, ...}
     score = list(bonus)
     for t, pile in enumerate(piles):

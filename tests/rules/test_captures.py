@@ -1,4 +1,4 @@
-"""Captures: the worked examples of RULES.md and hand-solved positions for every preset.
+"""Captures: the worked examples of docs/rules.md and hand-solved positions for every preset.
 
 Each case is (preset, table, played card, the legal plays of that card in
 canonical order). A play is written ``card:captured`` or just ``card`` for a
@@ -19,7 +19,7 @@ from engine_service.rules.reference import naive_captures
 PAGAT_TABLE = "AH 3S 6D 7C 8H QS"
 
 
-# --------------------------------------------------------- RULES.md worked examples
+# --------------------------------------------------------- docs/rules.md worked examples
 
 
 def test_worked_example_6c_takes_only_the_six() -> None:

@@ -1,4 +1,4 @@
-"""Cards: the 52 canonical names, the accepted spellings, card sets and plays (RULES.md "Cards")."""
+"""Cards: the 52 canonical names, the accepted spellings, card sets and plays (docs/rules.md "Cards")."""
 
 from __future__ import annotations
 

@@ -391,7 +391,7 @@ def test_leftover_goes_to_nobody_if_nobody_captured() -> None:
 
 
 def test_leftover_to_the_dealer_goes_to_nobody_if_nobody_captured() -> None:
-    # RULES.md (leftover_to): "nobody if no one captured"; RECORDS.md: team null
+    # docs/rules.md (leftover_to): "nobody if no one captured"; docs/records.md: team null
     # "if nobody captured during the deal". Neither makes an exception for the dealer.
     deal = _leftover_deal(leftover_to="dealer")
     assert deal.leftover_team is None

@@ -4,7 +4,7 @@
 - every legal play applies through the checked ``play()``; every other (card, table subset) is
   refused with :class:`IllegalPlayError` and leaves the state untouched;
 - legal plays come in canonical order and agree with the naive oracle of ``reference.py``;
-- deal scores follow RULES.md (an independent scorer) and add up to the match totals;
+- deal scores follow docs/rules.md (an independent scorer) and add up to the match totals;
 - records replay to the identical bytes;
 - the fast :class:`CaptureFinder` equals ``reference.naive_captures`` on random tables.
 """
@@ -75,7 +75,7 @@ def _key(play: Play) -> tuple[int, tuple[int, ...]]:
 
 
 def check_legal_plays(deal: DealState) -> list[Play]:
-    """The legal plays of the position, checked against RULES.md and the naive oracle."""
+    """The legal plays of the position, checked against docs/rules.md and the naive oracle."""
     rules = deal.rules
     legal = deal.legal_plays()
     hand = deal.hands[deal.turn]
@@ -137,7 +137,7 @@ def check_refusals(deal: DealState, rng: random.Random, tries: int = 4) -> None:
 
 
 def expected_bonus(rules: Rules, play: Play, table_before: int, last: bool) -> int | None:
-    """A play's sweep and pişti points by RULES.md, or None where it needs capture values."""
+    """A play's sweep and pişti points by docs/rules.md, or None where it needs capture values."""
     if not play.mask or play.mask != table_before or (last and not rules.last_play_tabla):
         return 0
     rank = play.card >> 2
@@ -173,7 +173,7 @@ def play_deal_checked(deal: DealState, rng: random.Random) -> None:
             last_capturer = seat
     check_conservation(deal)
     assert deal.hands == [0] * rules.players
-    # The leftover went where RULES.md says.
+    # The leftover went where docs/rules.md says.
     if deal.leftover:
         if last_capturer is None:
             assert deal.leftover_team is None  # nobody, whatever leftover_to says

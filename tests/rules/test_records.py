@@ -1,4 +1,4 @@
-"""Records (RECORDS.md): the format, byte-identical round trips, and re-verification of tampered records."""
+"""Records (docs/records.md): the format, byte-identical round trips, and re-verification of tampered records."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules: the five presets of RULES.md, overrides from strings, validation and the record form."""
+"""Rules: the five presets of docs/rules.md, overrides from strings, validation and the record form."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def each_of(ranks: str, points: int) -> dict[str, int]:
     return {r + s: points for r in ranks for s in "CDHS"}
 
 
-# The preset table of RULES.md, column by column (players=2).
+# The preset table of docs/rules.md, column by column (players=2).
 EXPECTED: dict[str, dict[str, Any]] = {
     "tablic": dict(
         hand_size=6,

@@ -13,6 +13,7 @@ from arena_harness import Arena
 from service_kit import Engine, MatchThread, wait_until
 
 from engine_service.rules import Rules, verify_record
+from store.keys import Keys
 
 GRACE_MS = 1500
 
@@ -42,7 +43,7 @@ def test_a_bot_gone_past_the_grace_period_forfeits(engine: Engine, how: str) -> 
     else:
         raw.half_close()
     left = time.monotonic()
-    wait_until(lambda: engine.arena.redis.get(f"{engine.arena.prefix}:session:{name}") is None, what="release")
+    wait_until(lambda: engine.arena.redis.get(Keys(engine.arena.prefix).session(name)) is None, what="release")
     outcome = match.result()
     waited = time.monotonic() - left
 

@@ -10,7 +10,8 @@ import pytest
 from arena_harness import Arena
 from service_kit import Engine
 
-from engine_service.server import INTERNAL_METADATA
+from engine_service.dispatch import INTERNAL_METADATA
+from store.keys import Keys
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
@@ -56,7 +57,7 @@ def test_dispatch_without_the_secret_is_permission_denied(engine: Engine, dispat
 
 
 def test_dispatch_with_the_secret_is_served(engine: Engine, dispatch: Any) -> None:
-    secret = engine.arena.redis.get(f"{engine.arena.prefix}:internal-secret")
+    secret = engine.arena.redis.get(Keys(engine.arena.prefix).internal_secret)
     assert secret
     metadata = ((INTERNAL_METADATA, secret.decode()),)
     resp = dispatch.RequestPlay(rogue_turn("nobody-connected"), metadata=metadata, timeout=5)

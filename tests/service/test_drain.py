@@ -16,6 +16,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from service_kit import MatchThread, RawBot, check_clean, start_healthy, wait_until
 
 from engine_service.rules import Rules
+from store.keys import Keys
 
 EXIT_WITHIN = 4.0  # seconds from SIGTERM to exit, well under the server's 5 s in-flight grace
 
@@ -65,7 +66,7 @@ def test_sigterm_drains_and_the_sdk_bot_retries(arena: Arena) -> None:
     # the SDK bot was told UNAVAILABLE and keeps retrying; an engine back on the address gets it again
     wait_until(lambda: "connection lost (UNAVAILABLE)" in sdk.text(), what="the SDK bot's retry")
     assert sdk.alive()
-    assert arena.redis.get(f"{arena.prefix}:session:drainee") is None
+    assert arena.redis.get(Keys(arena.prefix).session("drainee")) is None
     arena.start_engine("engine-again", TABLANETTE_PORT=str(port))
     arena.wait_connected("drainee")
     assert sdk.alive()

@@ -15,7 +15,8 @@ import pytest
 from arena_harness import Arena
 from service_kit import Engine, RawBot
 
-from engine_service.tokens import BotTokens
+from store.keys import Keys
+from store.tokens import BotTokens
 from tablanette.v1 import arena_pb2 as apb
 
 
@@ -112,7 +113,7 @@ def test_malformed_hello_is_invalid_argument(engine: Engine) -> None:
 def test_sdk_bot_with_a_bad_token_stops_with_an_error(engine: Engine) -> None:
     league = engine.league("sdk-bad-token")
     argv = [sys.executable, "-m", "bots", "greedy", "--token", "tbl_bad", "--address", f"127.0.0.1:{engine.port}"]
-    done = subprocess.run(argv, env=engine.arena.env(), capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(argv, env=engine.arena.child_env(), capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 1, done.stderr
     assert "refused bot greedy: UNAUTHENTICATED" in done.stderr
     league.finish()
@@ -130,7 +131,7 @@ def test_newest_session_wins_and_the_older_sdk_bot_steps_aside(engine: Engine) -
     assert raw.welcome(token, "dup-bot").bot_name == "dup-bot"
     assert sdk.popen.wait(timeout=15) == 1  # the older copy stops ...
     assert "ABORTED" in sdk.text() and "another session" in sdk.text()
-    session = arena.redis.get(f"{arena.prefix}:session:dup-bot")
+    session = arena.redis.get(Keys(arena.prefix).session("dup-bot"))
     assert session is not None and '"version": "raw"' in session.decode()  # ... and the newest session holds the bot
     raw.half_close()
     assert raw.status() == (grpc.StatusCode.OK, "")
@@ -146,7 +147,7 @@ def test_the_sdk_bot_comes_back_promptly_after_every_engine_restart(engine: Engi
     port = engine.port
     for round_ in range(4):
         engine.proc.stop()
-        arena.redis.delete(f"{arena.prefix}:session:phoenix")
+        arena.redis.delete(Keys(arena.prefix).session("phoenix"))
         engine.proc, _ = arena.start_engine(f"engine-again-{round_}", TABLANETTE_PORT=str(port))
         took = time.monotonic()
         arena.wait_connected("phoenix", timeout=15)

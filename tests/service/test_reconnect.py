@@ -15,6 +15,7 @@ from arena_harness import Arena
 from service_kit import Engine, MatchThread, check_clean
 
 from engine_service.rules import Rules
+from store.keys import Keys
 
 GRACE_MS = 8000
 RULES = Rules.preset("tablic", target=31)
@@ -27,7 +28,7 @@ def replicas(module_arena: Arena) -> tuple[Engine, Engine]:
 
 
 def replica_of(arena: Arena, bot: str) -> str | None:
-    raw = arena.redis.get(f"{arena.prefix}:session:{bot}")
+    raw = arena.redis.get(Keys(arena.prefix).session(bot))
     return None if raw is None else str(json.loads(raw)["replica"])
 
 

@@ -17,6 +17,7 @@ from arena_harness import REDIS_URL, Arena
 from service_kit import League, RawBot, check_clean
 
 from engine_service.rules import Rules
+from store.keys import Keys
 from worker.match_runner import run_match
 
 # Short session TTL: replicas refresh their Redis entries (and notice a takeover) every 0.5 s.
@@ -35,7 +36,7 @@ def ports(module_arena: Arena) -> tuple[int, int]:
 
 
 def replica_of(arena: Arena, bot: str) -> str:
-    return str(json.loads(arena.redis.get(f"{arena.prefix}:session:{bot}"))["replica"])
+    return str(json.loads(arena.redis.get(Keys(arena.prefix).session(bot)))["replica"])
 
 
 def test_bots_on_different_replicas_play_each_other(module_arena: Arena, ports: tuple[int, int]) -> None:

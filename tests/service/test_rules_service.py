@@ -1,6 +1,6 @@
 """The stateless RulesService, asked over gRPC on a real engine.
 
-Answers come from the rules engine (RULES.md's worked examples); bad input ends
+Answers come from the rules engine (docs/rules.md's worked examples); bad input ends
 the call with INVALID_ARGUMENT and a message naming the bad input, while healthy
 bots keep playing on the same engine.
 """
@@ -58,7 +58,7 @@ def test_list_presets(rules: Any) -> None:
 
 
 def test_legal_plays_worked_example(rules: Any) -> None:
-    """RULES.md: preset tablic-pagat, table AH 3S 6D 7C 8H QS, play KC (14): exactly six capture sets."""
+    """docs/rules.md: preset tablic-pagat, table AH 3S 6D 7C 8H QS, play KC (14): exactly six capture sets."""
     table = ["AH", "3S", "6D", "7C", "8H", "QS"]
     resp = rules.LegalPlays(rpb.LegalPlaysRequest(rules=PAGAT, position=rpb.Position(table=table), card="KC"))
     assert plays(resp) == [

@@ -18,7 +18,9 @@ from redis.asyncio import Redis
 from service_kit import League, RawBot, check_clean, wait_until
 
 from engine_service.rules import Rules
-from scheduler.league import LeagueStore
+from store.keys import Keys
+from store.leagues import LeagueStore
+from store.results import LeagueResults
 from worker.match_runner import MatchOutcome, MatchRunner
 
 OPENSSL = shutil.which("openssl")
@@ -84,7 +86,7 @@ class TlsArena:
 @pytest.fixture(scope="module")
 def tls(module_arena: Arena) -> TlsArena:
     """An engine serving TLS with a fresh self-signed certificate, and two SDK bots that trust it."""
-    cert, key = self_signed(module_arena.tmp)
+    cert, key = self_signed(module_arena.workdir)
     _, port = module_arena.start_engine(TABLANETTE_TLS_CERT=str(cert), TABLANETTE_TLS_KEY=str(key))
     bots = ["tls-greedy", "tls-random"]
     for name, kind in zip(bots, ("greedy", "random"), strict=True):
@@ -115,7 +117,7 @@ def test_sdk_bots_and_the_runner_play_over_tls(tls: TlsArena) -> None:
 
 def test_tls_engine_refuses_plaintext_and_untrusted_clients(tls: TlsArena) -> None:
     arena = tls.arena
-    other_ca, _ = self_signed(arena.tmp, "someone-else")
+    other_ca, _ = self_signed(arena.workdir, "someone-else")
     token = arena.add_bot("tls-bot")
     league = League(arena.prefix, tls.bots, "tls-refusals", tls_ca=tls.ca)
 
@@ -128,7 +130,7 @@ def test_tls_engine_refuses_plaintext_and_untrusted_clients(tls: TlsArena) -> No
     # an SDK bot with the wrong CA never gets in, and keeps retrying
     sdk = arena.start_python_bot("greedy", "tls-bot", token, tls.port, "--ca", str(other_ca))
     wait_until(lambda: "connection lost (UNAVAILABLE)" in sdk.text(), what="the SDK bot's failed attempt")
-    assert arena.redis.get(f"{arena.prefix}:session:tls-bot") is None and sdk.alive()
+    assert arena.redis.get(Keys(arena.prefix).session("tls-bot")) is None and sdk.alive()
     sdk.stop()
 
     trusted = RawBot(tls.port, tls_ca=tls.ca)
@@ -149,7 +151,7 @@ def test_a_worker_with_the_ca_plays_a_league_over_tls(tls: TlsArena) -> None:
     try:
         run = _league(tls.arena, "tls-league", tls.bots)
         assert run.returncode == 0, run.stderr + run.stdout
-        rows = LeagueStore(tls.arena.redis, tls.arena.prefix).ladder("tls-league")
+        rows = LeagueResults(tls.arena.redis, tls.arena.prefix).ladder("tls-league")
         assert [r.games for r in rows] == [1, 1] and all(r.forfeits == 0 for r in rows)
     finally:
         worker.stop()
@@ -165,7 +167,7 @@ def test_a_worker_that_cannot_reach_a_tls_replica_fails_the_match_instead_of_for
         store = LeagueStore(tls.arena.redis, tls.arena.prefix)
         status = store.status("no-ca")
         assert (status.done, status.failed) == (0, 1)
-        rows = store.ladder("no-ca")
+        rows = LeagueResults(tls.arena.redis, tls.arena.prefix).ladder("no-ca")
         assert all(r.games == 0 and r.forfeits == 0 and r.rating == 1500 for r in rows)  # nobody was scored
         assert "ReplicaUnreachable" in worker.text() or "UNAVAILABLE" in worker.text()
     finally:

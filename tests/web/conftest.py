@@ -19,11 +19,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena_harness import Arena, unique_prefix
+from arena_harness import new_arena
+from tiers import tier
 from web_kit import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    CLI,
     DESKTOP,
     FAST_BOTS,
     LEAGUE,
@@ -31,17 +31,20 @@ from web_kit import (
     SLOW_THINK_MS,
     Site,
     Tab,
-    free_port,
     open_tab,
 )
 
+from cli.local import CLI, free_port
+
 sync_api = pytest.importorskip("playwright.sync_api")
+
+pytest_collection_modifyitems = tier(__file__, "server")
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """A league played end to end by real workers and bots, served by ``tablanette web``."""
-    arena = Arena(unique_prefix("web"), tmp_path_factory.mktemp("web"))
+    arena = new_arena("web", tmp_path_factory.mktemp("web"))
     try:
         _, port = arena.start_engine()
         for name, kind in FAST_BOTS.items():

@@ -13,10 +13,13 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from web_kit import CLI, DESKTOP, LEAGUE, PHONE, SLOW_BOTS, Site, Tab, open_tab
+from web_kit import DESKTOP, LEAGUE, PHONE, SLOW_BOTS, Site, Tab, open_tab
 
-from scheduler.league import LeagueStore
-from worker.ledger import LeagueKeys, text
+from cli.local import CLI
+from store.codec import text
+from store.keys import LeagueKeys
+from store.leagues import LeagueStore
+from store.results import LeagueResults
 
 pytestmark = pytest.mark.slow
 
@@ -106,7 +109,7 @@ def test_index_lists_the_league_with_its_progress(tab: Tab, site: Site) -> None:
 
 
 def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> None:
-    rows = LeagueStore(site.arena.redis, site.arena.prefix).ladder(LEAGUE)
+    rows = LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)
     page = tab.open(f"/leagues/{LEAGUE}")
 
     def shown() -> list[dict[str, str]]:
@@ -172,7 +175,7 @@ def test_crosstable_cells_are_the_head_to_head_results(tab: Tab, site: Site) -> 
         games[a, b] += 1
         games[b, a] += 1
     page = tab.open(f"/leagues/{LEAGUE}")
-    bots = [r.bot for r in LeagueStore(site.arena.redis, site.arena.prefix).ladder(LEAGUE)]
+    bots = [r.bot for r in LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)]
     table = tab.testid("crosstable")
     assert table.locator('[data-testid="crosstable-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)") == bots
     for a in bots:
@@ -207,8 +210,7 @@ def test_recent_matches_link_to_their_replays(tab: Tab, site: Site) -> None:
 
 
 def test_bot_page_shows_history_conduct_and_results_from_its_seat(tab: Tab, site: Site) -> None:
-    store = LeagueStore(site.arena.redis, site.arena.prefix)
-    top = store.ladder(LEAGUE)[0]
+    top = LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)[0]
     page = tab.open(f"/leagues/{LEAGUE}/bots/{top.bot}")
     assert page.locator("h1").inner_text() == top.bot
     assert tab.text("rating") == f"{top.rating:.1f}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import time
 import urllib.request
@@ -41,13 +40,6 @@ LEAGUE = "ladder"
 FAST_BOTS = {"ada-strong": "strong", "bo-greedy": "greedy", "cy-random": "random"}
 SLOW_BOTS = {"slow-greedy": "greedy", "slow-random": "random"}
 SLOW_THINK_MS = "20"
-CLI = [sys.executable, "-c", "from scheduler.cli import main; main()"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

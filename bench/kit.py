@@ -1,0 +1,17 @@
+"""What the benchmarks share: an arena of real processes on a private key prefix."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from pathlib import Path
+
+from cli.local import LocalArena
+
+REDIS_URL = os.environ.get("TABLANETTE_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+def temp_arena(name: str) -> LocalArena:
+    """An arena on ``REDIS_URL`` under a fresh prefix, logging to a temporary folder (``close()`` it)."""
+    return LocalArena(Path(tempfile.mkdtemp(prefix=f"{name}-")), REDIS_URL, f"bench-{name}-{secrets.token_hex(4)}")

@@ -1,0 +1,56 @@
+"""Helpers shared by the CLI commands: rule options and error reporting."""
+
+from __future__ import annotations
+
+from typing import Annotated, NoReturn
+
+import redis
+import typer
+from rich.console import Console
+
+from config import ArenaSettings, SettingsError, load_settings
+from engine_service.rules import DEFAULT_PRESET, Rules, TablanetteError, parse_override
+
+console = Console()
+err_console = Console(stderr=True)
+
+PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="Rules preset (see `tablanette rules presets`).")]
+PlayersOpt = Annotated[int, typer.Option("--players", "-n", help="Number of seats (2, 3 or 4).")]
+RuleOpt = Annotated[
+    list[str] | None,
+    typer.Option("--rule", "-r", help="Override a rule parameter: name=value (repeatable), e.g. target=51."),
+]
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print a clear error and exit with ``code``."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def arena_settings(**overrides: object) -> ArenaSettings:
+    """The arena's settings; invalid ones exit with a message naming the variable."""
+    try:
+        return load_settings(**overrides)
+    except SettingsError as exc:
+        fail(str(exc))
+
+
+def redis_client() -> tuple[redis.Redis, ArenaSettings]:
+    """The configured Redis, checked; an unreachable one exits with a clear message."""
+    settings = arena_settings()
+    client = redis.Redis.from_url(settings.redis_url)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        fail(f"cannot reach Redis at {settings.redis_url}: {exc}")
+    return client, settings
+
+
+def build_rules(preset: str = DEFAULT_PRESET, players: int = 2, rule: list[str] | None = None) -> Rules:
+    """Rules from the common options; a bad preset or override exits with a clear message."""
+    try:
+        overrides = dict(parse_override(text) for text in rule or [])
+        return Rules.preset(preset, players=players).with_overrides(overrides)
+    except TablanetteError as exc:
+        fail(str(exc))

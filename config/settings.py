@@ -1,0 +1,119 @@
+"""Every process's settings, from environment variables prefixed ``TABLANETTE_``.
+
+One :class:`ArenaSettings` serves the engine service, the workers, the
+scheduler, the web ladder and the CLI, so a value means the same thing in every
+process (the grace period the engine announces is the one the runner applies).
+Values are validated when a process starts; a bad one stops it with a message
+that names the variable (:class:`SettingsError`), never a traceback.
+
+| variable | default | meaning |
+|---|---|---|
+| ``TABLANETTE_REDIS_URL`` (or ``REDIS_URL``) | ``redis://127.0.0.1:6379/0`` | Redis for tokens, sessions, leagues |
+| ``TABLANETTE_PREFIX`` | ``tablanette`` | prefix of every Redis key (tests and leagues can share a server) |
+| ``TABLANETTE_HOST`` / ``TABLANETTE_PORT`` | ``127.0.0.1`` / ``50051`` | where ``tablanette serve`` listens |
+| ``TABLANETTE_ADVERTISE`` | ``HOST:PORT`` (host name for a wildcard HOST) | how runners reach this replica |
+| ``TABLANETTE_DRAIN_SECONDS`` | ``5`` | how long a stopping replica lets in-flight calls finish |
+| ``TABLANETTE_GRACE_MS`` | ``10000`` | how long a disconnected bot may take to come back |
+| ``TABLANETTE_KEEPALIVE_MS`` | ``10000`` | how often bots must send something |
+| ``TABLANETTE_MAX_MESSAGE_BYTES`` | ``1048576`` | largest message a bot may send |
+| ``TABLANETTE_TLS_CERT`` / ``TABLANETTE_TLS_KEY`` | unset | serve TLS with this certificate and key |
+| ``TABLANETTE_SESSION_TTL_MS`` | ``15000`` | lifetime of a session entry in Redis (refreshed at a third of it) |
+| ``TABLANETTE_BROKER_URL`` | the Redis URL | Celery broker (Redis) |
+| ``TABLANETTE_VISIBILITY_TIMEOUT`` | ``7200`` | seconds before an unacknowledged match is redelivered |
+| ``TABLANETTE_TASK_TIME_LIMIT`` | ``visibility - 300`` (at least 60) | hard time limit of one match |
+| ``TABLANETTE_LEASE_MS`` | ``30000`` | a running match's lease, renewed at a third of it |
+| ``TABLANETTE_MAX_DELIVERIES`` | ``5`` | attempts after which a match is marked failed |
+| ``TABLANETTE_RESTORE_INTERVAL`` | ``10`` | seconds between sweeps returning abandoned matches to the queue |
+| ``TABLANETTE_TLS_CA`` | unset | CA certificate (PEM) to reach engine replicas that serve TLS |
+
+>>> s = load_settings(port=0, prefix="doc")
+>>> s.prefix, s.port, s.broker_url == s.redis_url
+('doc', 0, True)
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+from pydantic import AliasChoices, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "TABLANETTE_"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+class SettingsError(ValueError):
+    """A setting with a value no process can run with; the message names the variable."""
+
+
+class ArenaSettings(BaseSettings):
+    """The arena's settings (see the module's table)."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", populate_by_name=True)
+
+    redis_url: str = Field(DEFAULT_REDIS_URL, validation_alias=AliasChoices("TABLANETTE_REDIS_URL", "REDIS_URL"))
+    prefix: str = Field("tablanette", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+    # the engine service
+    host: str = "127.0.0.1"
+    port: int = Field(50051, ge=0, le=65535)
+    advertise: str = ""
+    grace_ms: int = Field(10_000, ge=0)
+    keepalive_ms: int = Field(10_000, ge=100)
+    max_message_bytes: int = Field(1 << 20, ge=128)
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    session_ttl_ms: int = Field(15_000, ge=300)
+    drain_seconds: float = Field(5.0, ge=0)
+    # the workers
+    broker_url: str = ""
+    visibility_timeout: int = Field(7200, ge=2)
+    task_time_limit: int = Field(0, ge=0)
+    lease_ms: int = Field(30_000, ge=300)
+    max_deliveries: int = Field(5, ge=1)
+    restore_interval: int = Field(10, ge=1)
+    tls_ca: str | None = None
+
+    @model_validator(mode="after")
+    def _derive_and_check(self) -> ArenaSettings:
+        self.broker_url = self.broker_url or self.redis_url
+        self.tls_cert, self.tls_key, self.tls_ca = self.tls_cert or None, self.tls_key or None, self.tls_ca or None
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("TLS needs both TABLANETTE_TLS_CERT and TABLANETTE_TLS_KEY")
+        if not self.task_time_limit:
+            self.task_time_limit = max(self.visibility_timeout - 300, 60)
+        if self.task_time_limit >= self.visibility_timeout:
+            raise ValueError(
+                f"TABLANETTE_TASK_TIME_LIMIT ({self.task_time_limit}s) must stay below the visibility timeout "
+                f"({self.visibility_timeout}s), or a running match would be delivered twice"
+            )
+        if not self.advertise:
+            # A wildcard address is no address to dial: advertise this machine's name instead.
+            wildcard = self.host in ("0.0.0.0", "::", "[::]", "")
+            self.advertise = f"{socket.gethostname() if wildcard else self.host}:{self.port}"
+        return self
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue the workers take matches from."""
+        return f"{self.prefix}.matches"
+
+
+def load_settings(**overrides: Any) -> ArenaSettings:
+    """The settings from the environment, ``overrides`` (not None) on top; :class:`SettingsError` if invalid."""
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return ArenaSettings(**given)
+    except ValidationError as exc:
+        raise SettingsError(_explain(exc)) from None
+
+
+def _explain(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        if field:
+            message = f"{ENV_PREFIX}{field.upper()} (got {err.get('input')!r}): {message}"
+        lines.append(message)
+    return "invalid settings: " + "; ".join(lines)

@@ -1,0 +1,42 @@
+"""Dispatch: the internal API a match runner uses to reach a bot on this replica.
+
+Only the arena calls it: every call carries the arena's shared secret (created
+in Redis on first use, :func:`store.sessions.internal_secret`) in the
+``x-tablanette-internal`` metadata; anything else is refused.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import grpc
+
+from tablanette.v1 import dispatch_pb2, dispatch_pb2_grpc
+
+if TYPE_CHECKING:  # match runners import INTERNAL_METADATA without the gateway
+    from engine_service.gateway import Gateway
+
+INTERNAL_METADATA = "x-tablanette-internal"
+
+
+class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
+    def __init__(self, gateway: Gateway, secret: str) -> None:
+        self.gateway = gateway
+        self.secret = secret
+
+    async def _check(self, context: grpc.aio.ServicerContext) -> None:
+        given = dict(context.invocation_metadata() or ()).get(INTERNAL_METADATA)
+        if given != self.secret:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "Dispatch is internal to the arena")
+
+    async def RequestPlay(
+        self, request: dispatch_pb2.PlayRequest, context: grpc.aio.ServicerContext
+    ) -> dispatch_pb2.PlayResponse:
+        await self._check(context)
+        return await self.gateway.request_play(request)
+
+    async def EndGame(
+        self, request: dispatch_pb2.EndGameRequest, context: grpc.aio.ServicerContext
+    ) -> dispatch_pb2.EndGameResponse:
+        await self._check(context)
+        return await self.gateway.end_game(request)

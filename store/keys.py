@@ -1,0 +1,174 @@
+"""Every Redis key the arena uses, spelled once (everything else asks :class:`Keys`).
+
+All keys live under one configurable prefix, so leagues and tests can share a
+server. The keys one Lua script touches together share a Redis Cluster hash
+tag (the part in braces), so every script is safe on a cluster too: a league's
+keys are tagged with the league (``<prefix>:league:{<id>}:...``) and the bots'
+game-slot sets share one tag (``{<prefix>:slots}:<bot>``).
+
+| key | type | what |
+|---|---|---|
+| ``<prefix>:bots`` | hash | bot name -> JSON metadata (created, revoked, token prefix) |
+| ``<prefix>:bot-token`` | hash | bot name -> SHA-256 of its live token |
+| ``<prefix>:token:<sha256>`` | string | a token's hash -> its bot's name |
+| ``<prefix>:session:<bot>`` | string, TTL | the bot's live session: replica, session id, version, max games |
+| ``<prefix>:internal-secret`` | string | the shared secret of the internal Dispatch calls |
+| ``{<prefix>:slots}:<bot>`` | sorted set | match ids the bot is playing, scored by expiry |
+| ``<prefix>:leagues`` | set | league ids |
+| ``<prefix>:league:{<id>}`` ... | | one league (:class:`LeagueKeys`) |
+| ``<prefix>:celery:*`` | | the Celery broker's own keys (queue ``<prefix>.matches``) |
+
+>>> keys = Keys("t")
+>>> keys.session("greedy"), keys.slots("greedy"), keys.league("spring").match("r1-m2")
+('t:session:greedy', '{t:slots}:greedy', 't:league:{spring}:match:r1-m2')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The arena-wide keys under ``prefix``."""
+
+    prefix: str
+
+    def patterns(self) -> tuple[str, ...]:
+        """``SCAN`` patterns that together match every key under the prefix (to clear an arena)."""
+        return f"{self.prefix}:*", self.slots("*")
+
+    @property
+    def bots(self) -> str:
+        """Hash: bot name -> JSON metadata."""
+        return f"{self.prefix}:bots"
+
+    @property
+    def bot_token(self) -> str:
+        """Hash: bot name -> SHA-256 of its live token."""
+        return f"{self.prefix}:bot-token"
+
+    def token(self, digest: str) -> str:
+        """String: a token's SHA-256 -> its bot's name."""
+        return f"{self.prefix}:token:{digest}"
+
+    def session(self, bot: str) -> str:
+        """String with a TTL: the bot's live session (JSON)."""
+        return f"{self.prefix}:session:{bot}"
+
+    @property
+    def internal_secret(self) -> str:
+        return f"{self.prefix}:internal-secret"
+
+    def slots(self, bot: str) -> str:
+        """Sorted set: match ids the bot plays now, scored by expiry (one hash tag for all bots)."""
+        return f"{{{self.prefix}:slots}}:{bot}"
+
+    @property
+    def leagues(self) -> str:
+        """Set of league ids."""
+        return f"{self.prefix}:leagues"
+
+    def league(self, league_id: str) -> LeagueKeys:
+        return LeagueKeys(self.prefix, league_id)
+
+    @property
+    def celery(self) -> str:
+        """The prefix of the Celery broker's keys."""
+        return f"{self.prefix}:celery:"
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue of matches."""
+        return f"{self.prefix}.matches"
+
+
+@dataclass(frozen=True)
+class LeagueKeys:
+    """The keys of one league; all share the league's hash tag."""
+
+    prefix: str
+    league: str
+
+    @property
+    def base(self) -> str:
+        return f"{self.prefix}:league:{{{self.league}}}"
+
+    @property
+    def meta(self) -> str:
+        """Hash: the league's parameters, participants and status."""
+        return self.base
+
+    @property
+    def plan(self) -> str:
+        """List of match ids in plan order."""
+        return f"{self.base}:plan"
+
+    def match(self, match_id: str) -> str:
+        """Hash: one match's seats, seed, status, attempts, result."""
+        return f"{self.base}:match:{match_id}"
+
+    def lease(self, match_id: str) -> str:
+        """String with a TTL: the token of the runner that plays the match now."""
+        return f"{self.base}:lease:{match_id}"
+
+    def state_set(self, state: str) -> str:
+        """Set of the match ids in ``state`` (queued, running, done or failed)."""
+        return f"{self.base}:{state}"
+
+    @property
+    def done(self) -> str:
+        return self.state_set("done")
+
+    @property
+    def failed(self) -> str:
+        return self.state_set("failed")
+
+    @property
+    def queued(self) -> str:
+        return self.state_set("queued")
+
+    @property
+    def running(self) -> str:
+        return self.state_set("running")
+
+    @property
+    def head_to_head(self) -> str:
+        """Hash ``"a\\tb"`` -> points ``a`` scored against ``b`` (1 a win, 0.5 a draw)."""
+        return f"{self.base}:h2h"
+
+    @property
+    def head_to_head_games(self) -> str:
+        """Hash ``"a\\tb"`` -> games ``a`` and ``b`` played against each other."""
+        return f"{self.base}:h2h-games"
+
+    def trend(self, bot: str) -> str:
+        """The bot's last 30 ratings (capped list, for the ladder's sparklines)."""
+        return f"{self.base}:trend:{bot}"
+
+    def bot_matches(self, bot: str) -> str:
+        """List of the match ids ``bot`` played, in the order they finished."""
+        return f"{self.base}:bot-matches:{bot}"
+
+    @property
+    def records(self) -> str:
+        """Hash: match id -> its game record (JSON)."""
+        return f"{self.base}:records"
+
+    @property
+    def ladder(self) -> str:
+        """Sorted set bot -> rating."""
+        return f"{self.base}:ladder"
+
+    def stats(self, bot: str) -> str:
+        """Hash: the bot's games, wins, draws, losses, points and conduct counts."""
+        return f"{self.base}:stats:{bot}"
+
+    def history(self, bot: str) -> str:
+        """List of JSON ``{match, rating, delta, at}``: every rating change of the bot."""
+        return f"{self.base}:history:{bot}"
+
+    @property
+    def finished_order(self) -> str:
+        """List of match ids in the order they finished."""
+        return f"{self.base}:finished"

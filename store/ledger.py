@@ -1,0 +1,221 @@
+"""The one atomic step that records a finished match, and a match's state moves.
+
+:meth:`Ledger.commit` runs one Lua script keyed by the match: it stores the
+record and result, applies every Elo change, updates W/D/L, points, conduct and
+rating history, and marks the match done. Run it twice (a redelivered task, a
+duplicate worker) and the second run changes nothing: a result is never lost
+and never counted twice. Given the runner's lease token it is also *fenced*: a
+runner that no longer holds the match's lease cannot commit (:class:`NotLeaseHolder`).
+
+Elo for more than two sides is pairwise: every two seats on different teams
+play a virtual game (1, 0.5 or 0 by placing) and each seat moves by
+``K / opponents * (S - E)``. Each pair's changes cancel, so the ratings of a
+league always sum to ``bots * initial``.
+
+Both scripts are registered once per client and name every key they touch in
+``KEYS`` (:mod:`store.keys`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import redis
+
+from engine_service.rules import GameRecord, Rules
+
+from .keys import LeagueKeys
+
+MATCH_STATES = ("queued", "running", "failed")
+"""The states a match moves through before it is done (each has a set of match ids)."""
+
+# KEYS: match, ladder, h2h, h2h-games, records, finished, queued, running, failed, done, lease,
+#       then per seat: stats, bot-matches, trend, history.
+# ARGV: match id, record, result, bots, teams, placing, totals, conduct, k, initial, now, winner, lease token.
+_COMMIT = """
+local mkey, ladder, h2h, h2h_games, records, finished = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local lease = KEYS[11]
+local mid, lease_token = ARGV[1], ARGV[13]
+if redis.call('HGET', mkey, 'status') == 'done' then return 0 end
+if lease_token ~= '' and redis.call('GET', lease) ~= lease_token then return -1 end
+local bots = cjson.decode(ARGV[4])
+local teams = cjson.decode(ARGV[5])
+local placing = cjson.decode(ARGV[6])
+local totals = cjson.decode(ARGV[7])
+local conduct = cjson.decode(ARGV[8])
+local k, initial, now, winner = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], tonumber(ARGV[12])
+local n = #bots
+local function seat_key(i, j) return KEYS[11 + (i - 1) * 4 + j] end
+local rating, delta, opponents = {}, {}, 0
+for i = 1, n do
+  rating[i] = tonumber(redis.call('ZSCORE', ladder, bots[i]) or initial)
+  delta[i] = 0
+end
+for j = 2, n do if teams[j] ~= teams[1] then opponents = opponents + 1 end end
+local scale = k / math.max(opponents, 1)
+for i = 1, n do
+  for j = i + 1, n do
+    if teams[i] ~= teams[j] then
+      local pi, pj = placing[teams[i] + 1], placing[teams[j] + 1]
+      local s = 0.5
+      if pi > pj then s = 1 elseif pi < pj then s = 0 end
+      local e = 1 / (1 + 10 ^ ((rating[j] - rating[i]) / 400))
+      local d = scale * (s - e)
+      delta[i] = delta[i] + d
+      delta[j] = delta[j] - d
+      redis.call('HINCRBYFLOAT', h2h, bots[i] .. '\\t' .. bots[j], s)
+      redis.call('HINCRBYFLOAT', h2h, bots[j] .. '\\t' .. bots[i], 1 - s)
+      redis.call('HINCRBY', h2h_games, bots[i] .. '\\t' .. bots[j], 1)
+      redis.call('HINCRBY', h2h_games, bots[j] .. '\\t' .. bots[i], 1)
+    end
+  end
+end
+local changes = {}
+for i = 1, n do
+  local new = rating[i] + delta[i]
+  redis.call('ZADD', ladder, string.format('%.6f', new), bots[i])
+  local skey, trend = seat_key(i, 1), seat_key(i, 3)
+  local team = teams[i]
+  redis.call('HINCRBY', skey, 'games', 1)
+  if winner < 0 then redis.call('HINCRBY', skey, 'draws', 1)
+  elseif winner == team then redis.call('HINCRBY', skey, 'wins', 1)
+  else redis.call('HINCRBY', skey, 'losses', 1) end
+  redis.call('HINCRBY', skey, 'points', totals[team + 1])
+  redis.call('HINCRBY', skey, 'timeouts', conduct[i]['timeouts'])
+  redis.call('HINCRBY', skey, 'illegal', conduct[i]['illegal'])
+  if conduct[i]['forfeit'] then redis.call('HINCRBY', skey, 'forfeits', 1) end
+  redis.call('HSET', skey, 'last_played', now)
+  redis.call('RPUSH', seat_key(i, 2), mid)
+  redis.call('RPUSH', trend, string.format('%.1f', new))
+  redis.call('LTRIM', trend, -30, -1)
+  redis.call('RPUSH', seat_key(i, 4),
+    cjson.encode({match = mid, rating = new, delta = delta[i], at = tonumber(now)}))
+  changes[i] = string.format('%.6f', delta[i])
+end
+redis.call('HSET', records, mid, ARGV[2])
+redis.call('HSET', mkey, 'status', 'done', 'result', ARGV[3], 'finished_at', now,
+           'elo', cjson.encode(changes), 'score', ARGV[7])
+for s = 7, 9 do redis.call('SREM', KEYS[s], mid) end
+redis.call('SADD', KEYS[10], mid)
+redis.call('RPUSH', finished, mid)
+return 1
+"""
+
+# KEYS: match, queued, running, failed. ARGV: match id, state, then field/value pairs.
+_SET_STATE = """
+local mkey, mid, state = KEYS[1], ARGV[1], ARGV[2]
+if redis.call('HGET', mkey, 'status') == 'done' then return 0 end
+local sets = {queued = KEYS[2], running = KEYS[3], failed = KEYS[4]}
+for _, key in pairs(sets) do redis.call('SREM', key, mid) end
+if sets[state] then redis.call('SADD', sets[state], mid) end
+redis.call('HSET', mkey, 'status', state)
+for i = 3, #ARGV, 2 do redis.call('HSET', mkey, ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
+
+class NotLeaseHolder(RuntimeError):
+    """A runner tried to commit a match whose lease it no longer holds (another runner may play it)."""
+
+
+class Ledger:
+    """The ledger's writes on one Redis client (scripts registered once)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.r = client
+        self._commit = client.register_script(_COMMIT)
+        self._set_state = client.register_script(_SET_STATE)
+
+    def set_state(self, keys: LeagueKeys, match_id: str, state: str, **fields: object) -> bool:
+        """Move a match to ``state`` (planned, queued, running, failed), fields included.
+
+        Atomic, and never moves a done match (only :meth:`commit` makes one).
+        """
+        if state not in (*MATCH_STATES, "planned"):
+            raise ValueError(f"unknown match state {state!r}")
+        extra = [str(x) for kv in fields.items() for x in kv]
+        return bool(self._set_state(keys=state_keys(keys, match_id), args=[match_id, state, *extra]))
+
+    def commit(
+        self,
+        keys: LeagueKeys,
+        match_id: str,
+        record: GameRecord,
+        bots: Sequence[str],
+        conduct: Sequence[Mapping[str, Any]],
+        k: float,
+        initial: float,
+        lease_token: str = "",
+    ) -> bool:
+        """Store a finished match once; False if it was already stored.
+
+        With ``lease_token``, raises :class:`NotLeaseHolder` unless that token
+        still holds the match's lease.
+        """
+        rules = Rules.from_record(record["rules"], players=len(record["players"]))
+        result = record["result"]
+        forfeit_seat = result.get("forfeit_seat")
+        forfeit_team = rules.team_of(forfeit_seat) if forfeit_seat is not None else None
+        winner = result["winner"]
+        teams = [rules.team_of(s) for s in range(rules.players)]
+        args: list[str | int | float] = [
+            match_id,
+            json.dumps(record, separators=(",", ":")),
+            json.dumps(result),
+            json.dumps(list(bots)),
+            json.dumps(teams),
+            json.dumps(placing(record["score"], winner, forfeit_team)),
+            json.dumps(record["score"]),
+            json.dumps(list(conduct)),
+            k,
+            initial,
+            f"{time.time():.3f}",
+            -1 if winner is None else winner,
+            lease_token,
+        ]
+        stored = int(self._commit(keys=commit_keys(keys, match_id, bots), args=args))
+        if stored < 0:
+            raise NotLeaseHolder(f"match {match_id} of league {keys.league}: this runner no longer holds its lease")
+        return stored == 1
+
+
+def state_keys(keys: LeagueKeys, match_id: str) -> list[str]:
+    """The keys a match's state move touches (the set-state script's ``KEYS``)."""
+    return [keys.match(match_id), *(keys.state_set(s) for s in MATCH_STATES)]
+
+
+def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[str]:
+    """The keys a match's commit touches (the commit script's ``KEYS``, in its order)."""
+    out = [
+        keys.match(match_id),
+        keys.ladder,
+        keys.head_to_head,
+        keys.head_to_head_games,
+        keys.records,
+        keys.finished_order,
+        *(keys.state_set(s) for s in (*MATCH_STATES, "done")),
+        keys.lease(match_id),
+    ]
+    for bot in bots:
+        out += [keys.stats(bot), keys.bot_matches(bot), keys.trend(bot), keys.history(bot)]
+    return out
+
+
+def placing(totals: Sequence[int], winner: int | None, forfeit_team: int | None) -> list[float]:
+    """A per-team value where higher means placed better (for pairwise Elo).
+
+    The winner beats everyone, a forfeiting team loses to everyone, the rest are
+    ordered by points; equal values are draws.
+
+    >>> placing([40, 101, 70], winner=1, forfeit_team=None)
+    [40.0, 1000000000.0, 70.0]
+    """
+    out = [float(t) for t in totals]
+    if winner is not None:
+        out[winner] = 1e9
+    if forfeit_team is not None:
+        out[forfeit_team] = -1e9
+    return out

@@ -1,0 +1,206 @@
+"""Reading a league's results: ladder, head-to-head, matches, rating histories, records.
+
+Everything :meth:`store.ledger.Ledger.commit` wrote, read back in a bounded
+number of round trips (pipelines) whatever the league's size: the ladder reads
+every bot once, the crosstable only the pairs it shows, match lists only the
+page asked for. The web ladder and the CLI read results only through here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from engine_service.rules import GameRecord, parse_record
+
+from .codec import text, text_map
+from .keys import Keys, LeagueKeys
+from .leagues import LeagueError
+
+MATCH_FIELDS = ("status", "seats", "result", "finished_at", "elo", "round", "error", "score")
+
+
+@dataclass
+class LadderRow:
+    bot: str
+    rating: float
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    points: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    forfeits: int = 0
+    last_played: float | None = None
+
+    @property
+    def points_per_game(self) -> float:
+        return self.points / self.games if self.games else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "rating": round(self.rating, 1),
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "points_per_game": round(self.points_per_game, 2),
+            "timeouts": self.timeouts,
+            "illegal": self.illegal,
+            "forfeits": self.forfeits,
+            "last_played": self.last_played,
+        }
+
+
+class LeagueResults:
+    """Read-only access to the results of the leagues under one prefix."""
+
+    def __init__(self, client: redis.Redis, prefix: str) -> None:
+        self.r = client
+        self.prefix = prefix
+
+    def keys(self, league_id: str) -> LeagueKeys:
+        """The league's keys; :class:`LeagueError` if there is no such league."""
+        keys = Keys(self.prefix).league(league_id)
+        if not self.r.exists(keys.meta):
+            raise LeagueError(f"no league named {league_id!r}")
+        return keys
+
+    def ping(self) -> bool:
+        return bool(self.r.ping())
+
+    # --------------------------------------------------------- ladder
+
+    def ladder(self, league_id: str) -> list[LadderRow]:
+        """Every bot, best rating first (one pipelined read of all stats)."""
+        keys = self.keys(league_id)
+        ranked: list[tuple[bytes, float]] = self.r.zrevrange(keys.ladder, 0, -1, withscores=True)  # type: ignore[assignment]
+        pipe = self.r.pipeline(transaction=False)
+        for bot, _ in ranked:
+            pipe.hgetall(keys.stats(text(bot)))
+        return [_row(text(bot), rating, stats) for (bot, rating), stats in zip(ranked, pipe.execute(), strict=True)]
+
+    def ladder_row(self, league_id: str, bot: str) -> LadderRow | None:
+        keys = self.keys(league_id)
+        rating = self.r.zscore(keys.ladder, bot)
+        return None if rating is None else _row(bot, float(rating), self.r.hgetall(keys.stats(bot)))
+
+    def rank(self, league_id: str, bot: str) -> int:
+        """The bot's place on the ladder (1 is first)."""
+        rank = self.r.zrevrank(self.keys(league_id).ladder, bot)  # 0-based; typed loosely by redis-py
+        return (rank if isinstance(rank, int) else 0) + 1
+
+    def trends(self, league_id: str, bots: Sequence[str], points: int) -> list[list[float]]:
+        """Each bot's last ``points`` ratings."""
+        keys = self.keys(league_id)
+        pipe = self.r.pipeline(transaction=False)
+        for bot in bots:
+            pipe.lrange(keys.trend(bot), -points, -1)
+        return [[float(x) for x in trend] for trend in pipe.execute()]
+
+    def history(self, league_id: str, bot: str, max_points: int) -> tuple[list[dict[str, Any]], int]:
+        """At most ``max_points`` evenly spaced rating changes of the bot, and how many there are."""
+        keys = self.keys(league_id)
+        length = int(self.r.llen(keys.history(bot)))
+        step = max(1, -(-length // max_points))
+        history = [json.loads(h) for h in self.r.lrange(keys.history(bot), 0, -1)[::step]] if length else []
+        return history, length
+
+    # --------------------------------------------------------- head to head
+
+    def top_bots(self, league_id: str, limit: int) -> tuple[list[str], int]:
+        """The first ``limit`` bots of the ladder, and how many bots it has."""
+        keys = self.keys(league_id)
+        bots = [text(b) for b in self.r.zrevrange(keys.ladder, 0, max(limit, 1) - 1)]
+        return bots, int(self.r.zcard(keys.ladder))
+
+    def head_to_head(self, league_id: str, bots: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
+        """``cells[a][b]``: points and games of ``a`` against ``b``, for the pairs that played."""
+        keys = self.keys(league_id)
+        fields = [f"{a}\t{b}" for a in bots for b in bots if a != b]
+        scores = self.r.hmget(keys.head_to_head, fields) if fields else []
+        games = self.r.hmget(keys.head_to_head_games, fields) if fields else []
+        cells: dict[str, dict[str, dict[str, float]]] = {a: {} for a in bots}
+        for pair, score, played in zip(fields, scores, games, strict=True):
+            if played is not None:
+                a, b = pair.split("\t")
+                cells[a][b] = {"score": float(score or 0), "games": int(played)}
+        return cells
+
+    # --------------------------------------------------------- matches
+
+    def match_rows(self, league_id: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The listed matches' state and result, in the order given."""
+        if not ids:
+            return []
+        keys = self.keys(league_id)
+        pipe = self.r.pipeline(transaction=False)
+        for mid in ids:
+            pipe.hmget(keys.match(mid), list(MATCH_FIELDS))
+        return [_match_row(mid, fields) for mid, fields in zip(ids, pipe.execute(), strict=True)]
+
+    def match_exists(self, league_id: str, match_id: str) -> bool:
+        return bool(self.r.exists(self.keys(league_id).match(match_id)))
+
+    def finished_ids(self, league_id: str, limit: int, offset: int = 0) -> tuple[list[str], int]:
+        """Finished match ids, newest first (``offset`` pages back), and how many have finished."""
+        keys = self.keys(league_id)
+        total = int(self.r.llen(keys.finished_order))
+        if offset >= total:
+            return [], total
+        start, stop = -(offset + limit), -(offset + 1)
+        return [text(m) for m in reversed(self.r.lrange(keys.finished_order, start, stop))], total
+
+    def failed_ids(self, league_id: str) -> list[str]:
+        return sorted(text(m) for m in self.r.smembers(self.keys(league_id).failed))
+
+    def bot_match_ids(self, league_id: str, bot: str, limit: int) -> list[str]:
+        """The bot's last ``limit`` matches, newest first."""
+        keys = self.keys(league_id)
+        return [text(m) for m in reversed(self.r.lrange(keys.bot_matches(bot), -limit, -1))]
+
+    # --------------------------------------------------------- records
+
+    def record(self, league_id: str, match_id: str) -> GameRecord | None:
+        """The match's game record, or None if it has not finished."""
+        raw = self.r.hget(self.keys(league_id).records, match_id)
+        return None if raw is None else parse_record(json.loads(raw))
+
+    def records(self, league_id: str) -> Iterator[GameRecord]:
+        """Finished records in plan order (a few hundred per round trip)."""
+        keys = self.keys(league_id)
+        ids = self.r.lrange(keys.plan, 0, -1)
+        for start in range(0, len(ids), 500):
+            for raw in self.r.hmget(keys.records, ids[start : start + 500]):
+                if raw is not None:
+                    yield parse_record(json.loads(raw))
+
+
+def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:
+    stats = text_map(raw)
+    row = LadderRow(bot, float(rating))
+    for f in ("games", "wins", "draws", "losses", "points", "timeouts", "illegal", "forfeits"):
+        setattr(row, f, int(stats.get(f, 0)))
+    row.last_played = float(stats["last_played"]) if "last_played" in stats else None
+    return row
+
+
+def _match_row(match_id: str, fields: Sequence[bytes | None]) -> dict[str, Any]:
+    status, seats, result, finished, elo, rnd, error, score = fields
+    return {
+        "match_id": match_id,
+        "status": text(status) if status else "planned",
+        "seats": json.loads(seats) if seats else [],
+        "round": int(rnd) if rnd else None,
+        "result": json.loads(result) if result else None,
+        "score": json.loads(score) if score else None,
+        "finished_at": float(finished) if finished else None,
+        "elo": [float(x) for x in json.loads(elo)] if elo else None,
+        "error": text(error) if error else None,
+    }

@@ -1,0 +1,102 @@
+"""The one atomic commit: a match counts once, Elo changes sum to zero, stats add up."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+import redis
+from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+
+from bots import make_bot, play_match
+from engine_service.rules import Rules, match_record
+from store.keys import LeagueKeys
+from store.ledger import Ledger
+
+CLEAN = {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False}
+
+
+@pytest.fixture
+def ledger() -> Iterator[tuple[redis.Redis, LeagueKeys]]:
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = LeagueKeys(unique_prefix("ledger"), "L")
+    yield client, keys
+    clear_prefix(client, keys.prefix)
+    client.close()
+
+
+def record_for(rules: Rules, seed: str, names: list[str]) -> dict:  # type: ignore[type-arg]
+    bots = [make_bot("greedy" if i == 0 else "random", f"{seed}{i}") for i in range(len(names))]
+    return match_record(play_match(rules, seed, bots), names, seed)
+
+
+def ratings(client: redis.Redis, keys: LeagueKeys) -> dict[str, float]:
+    return {k.decode(): v for k, v in client.zrange(keys.ladder, 0, -1, withscores=True)}
+
+
+def test_a_match_committed_twice_counts_once(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    rec = record_for(Rules.preset("tablic", target=31), "m1", ["a", "b"])
+    assert Ledger(client).commit(keys, "m1", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500) is True
+    before = (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.history("a")))
+    assert Ledger(client).commit(keys, "m1", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500) is False
+    assert (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.history("a"))) == before
+    assert client.lrange(keys.finished_order, 0, -1) == [b"m1"]
+    winner = rec["result"]["winner"]
+    stats = {k.decode(): int(v) for k, v in client.hgetall(keys.stats("ab"[winner])).items() if k != b"last_played"}
+    assert stats["games"] == 1 and stats["wins"] == 1 and stats["points"] == rec["score"][winner]
+    assert json.loads(client.hget(keys.records, "m1")) == rec
+
+
+@pytest.mark.parametrize(
+    ("preset", "players", "names"),
+    [("tablic", 2, ["a", "b"]), ("tablic", 3, ["a", "b", "c"]), ("tablic", 4, ["a", "b", "c", "d"])],
+)
+def test_elo_changes_sum_to_zero_for_every_table_size(
+    ledger: tuple[redis.Redis, LeagueKeys], preset: str, players: int, names: list[str]
+) -> None:
+    client, keys = ledger
+    for g in range(6):
+        rec = record_for(Rules.preset(preset, players=players, target=31), f"g{g}", names)
+        seats = names[g % players :] + names[: g % players]
+        Ledger(client).commit(keys, f"g{g}", rec, seats, [CLEAN] * players, 32, 1500)
+    assert sum(ratings(client, keys).values()) == pytest.approx(1500 * players, abs=1e-3)
+
+
+def test_the_winner_gains_what_the_loser_loses_and_a_forfeit_loses(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    rec = record_for(Rules.preset("tablic", target=31), "f", ["a", "b"])
+    rec["result"] = {"winner": 1, "reason": "forfeit", "forfeit_seat": 0}
+    Ledger(client).commit(keys, "f", rec, ["a", "b"], [{**CLEAN, "forfeit": True}, CLEAN], 24, 1500)
+    r = ratings(client, keys)
+    assert r["b"] - 1500 == pytest.approx(12) and r["a"] - 1500 == pytest.approx(-12)
+    assert client.hget(keys.stats("a"), "forfeits") == b"1"
+
+
+def test_head_to_head_and_per_bot_match_lists_add_up(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    for g in range(4):
+        rec = record_for(Rules.preset("tablic", target=31), f"h{g}", ["a", "b"])
+        seats = ["a", "b"] if g % 2 == 0 else ["b", "a"]
+        Ledger(client).commit(keys, f"h{g}", rec, seats, [CLEAN, CLEAN], 24, 1500)
+    h2h = {k.decode(): float(v) for k, v in client.hgetall(keys.head_to_head).items()}
+    games = {k.decode(): int(v) for k, v in client.hgetall(keys.head_to_head_games).items()}
+    assert games == {"a\tb": 4, "b\ta": 4}
+    assert h2h["a\tb"] + h2h["b\ta"] == 4
+    wins_a = int(client.hget(keys.stats("a"), "wins") or 0) + 0.5 * int(client.hget(keys.stats("a"), "draws") or 0)
+    assert h2h["a\tb"] == wins_a
+    assert client.lrange(keys.bot_matches("a"), 0, -1) == [b"h0", b"h1", b"h2", b"h3"]
+
+
+def test_state_moves_keep_one_set_per_match_and_never_undo_a_result(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    client.hset(keys.match("m"), "status", "planned")
+    assert Ledger(client).set_state(keys, "m", "queued", queued_at=1)
+    assert Ledger(client).set_state(keys, "m", "running", worker="w1")
+    assert client.smembers(keys.state_set("running")) == {b"m"} and not client.smembers(keys.state_set("queued"))
+    rec = record_for(Rules.preset("tablic", target=31), "m", ["a", "b"])
+    Ledger(client).commit(keys, "m", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500)
+    assert not client.smembers(keys.state_set("running")) and client.smembers(keys.done) == {b"m"}
+    assert Ledger(client).set_state(keys, "m", "queued") is False  # a late duplicate cannot reopen it
+    assert client.hget(keys.match("m"), "status") == b"done"

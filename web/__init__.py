@@ -1,0 +1,1 @@
+"""The web ladder: the FastAPI app, its read models (through :mod:`store`) and static pages."""

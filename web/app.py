@@ -1,0 +1,165 @@
+"""The web app: pages (static HTML + JS, no asset from the internet) and the JSON API.
+
+``tablanette web`` serves it with uvicorn. Routes are thin: every answer comes
+from :mod:`web.queries` or :mod:`web.replay`. The API is
+described at ``/api`` (human) and ``/api/openapi.json`` (machine).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import redis
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from store.leagues import LeagueError
+from web import queries
+from web.queries import Reads
+from web.replay import replay_frames
+
+STATIC = Path(__file__).parent / "static"
+
+pages = APIRouter(include_in_schema=False)
+api = APIRouter(prefix="/api")
+
+
+def _reads(request: Request) -> Reads:
+    reads: Reads = request.app.state.reads
+    return reads
+
+
+ReadsDep = Annotated[Reads, Depends(_reads)]
+
+
+def create_app(client: redis.Redis, prefix: str) -> FastAPI:
+    app = FastAPI(
+        title="Tablanette Arena API",
+        version="1",
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+        description="Read-only JSON behind every page of the ladder. Errors answer "
+        '`{"detail": "..."}` with status 404 (unknown league, bot or match) or 422 (bad parameter).',
+    )
+    app.state.reads = Reads.open(client, prefix)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(pages)
+    app.include_router(api)
+
+    @app.exception_handler(LeagueError)
+    async def not_found(request: Request, exc: LeagueError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    return app
+
+
+# ---------------------------------------------------------------- pages
+
+
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html")
+
+
+@pages.get("/")
+def index_page() -> FileResponse:
+    return _page("index.html")
+
+
+@pages.get("/leagues/{league_id}")
+def league_page(league_id: str) -> FileResponse:
+    return _page("league.html")
+
+
+@pages.get("/leagues/{league_id}/bots/{bot}")
+def bot_page(league_id: str, bot: str) -> FileResponse:
+    return _page("bot.html")
+
+
+@pages.get("/leagues/{league_id}/replay/{match_id:path}")
+def replay_page(league_id: str, match_id: str) -> FileResponse:
+    return _page("replay.html")
+
+
+@pages.get("/api")
+def api_page() -> FileResponse:
+    return _page("api.html")
+
+
+# ---------------------------------------------------------------- JSON API
+# Each route hands its data straight to JSONResponse (no generic re-encoding).
+
+
+@api.get("/leagues", tags=["leagues"], summary="Every league with its progress")
+def api_leagues(reads: ReadsDep) -> JSONResponse:
+    return JSONResponse(queries.leagues(reads))
+
+
+@api.get("/leagues/{league_id}", tags=["leagues"], summary="A league: rules, format, bots, live progress")
+def api_league(reads: ReadsDep, league_id: str) -> JSONResponse:
+    return JSONResponse(queries.league_summary(reads, league_id))
+
+
+@api.get(
+    "/leagues/{league_id}/ladder", tags=["ladder"], summary="The Elo ladder, best first, with each bot's rating trend"
+)
+def api_ladder(reads: ReadsDep, league_id: str) -> JSONResponse:
+    return JSONResponse(queries.ladder(reads, league_id))
+
+
+@api.get(
+    "/leagues/{league_id}/crosstable",
+    tags=["leagues"],
+    summary="Head-to-head scores (1 a win, 0.5 a draw) among the top bots",
+)
+def api_crosstable(reads: ReadsDep, league_id: str, limit: int = Query(30, ge=2, le=200)) -> JSONResponse:
+    return JSONResponse(queries.crosstable(reads, league_id, limit))
+
+
+@api.get(
+    "/leagues/{league_id}/matches", tags=["matches"], summary="Finished matches, newest first, and the failed ones"
+)
+def api_matches(
+    reads: ReadsDep, league_id: str, limit: int = Query(20, ge=1, le=500), offset: int = Query(0, ge=0)
+) -> JSONResponse:
+    return JSONResponse(queries.recent_matches(reads, league_id, limit, offset))
+
+
+@api.get(
+    "/leagues/{league_id}/bots/{bot}",
+    tags=["ladder"],
+    summary="One bot: rating, record, rating history, recent matches, timeouts, illegal plays, forfeits",
+)
+def api_bot(reads: ReadsDep, league_id: str, bot: str, limit: int = Query(20, ge=1, le=200)) -> JSONResponse:
+    return JSONResponse(queries.bot_page(reads, league_id, bot, limit))
+
+
+@api.get(
+    "/leagues/{league_id}/replays/{match_id:path}",
+    tags=["matches"],
+    summary="Replay frames of a finished match, computed by the rules engine",
+)
+def api_replay(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
+    record = queries.record(reads, league_id, match_id)
+    header = {k: v for k, v in record.items() if k != "deals"}
+    return JSONResponse({"record": header, "frames": replay_frames(record)})
+
+
+@api.get(
+    "/leagues/{league_id}/matches/{match_id:path}",
+    tags=["matches"],
+    summary="One match: state, seats, result, Elo changes and its tablanette-record/1 record",
+)
+def api_match(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
+    return JSONResponse(queries.match_detail(reads, league_id, match_id))
+
+
+@api.get("/health", tags=["service"], summary="Liveness: answers ok when Redis answers")
+def api_health(reads: ReadsDep) -> dict[str, str]:
+    try:
+        reads.results.ping()
+    except redis.RedisError as exc:
+        raise HTTPException(503, f"redis: {exc}") from None
+    return {"status": "ok"}

@@ -1,0 +1,129 @@
+"""Read models for the web pages and the JSON API, composed from :mod:`store` reads.
+
+Each function answers one page's question with a bounded number of Redis round
+trips, whatever the league's size (see :mod:`store.results`). Nothing here
+touches Redis directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from engine_service.rules import GameRecord
+from store.leagues import LeagueError, LeagueStore
+from store.results import LeagueResults
+
+SPARK_POINTS = 30
+CHART_POINTS = 400
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What the web reads: leagues (settings, progress) and their results."""
+
+    leagues: LeagueStore
+    results: LeagueResults
+
+    @classmethod
+    def open(cls, client: redis.Redis, prefix: str) -> Reads:
+        return cls(LeagueStore(client, prefix), LeagueResults(client, prefix))
+
+
+def leagues(reads: Reads) -> list[dict[str, Any]]:
+    out = []
+    for lid in reads.leagues.league_ids():
+        league = reads.leagues.load(lid)
+        st = reads.leagues.status(lid)
+        out.append(
+            {
+                "id": lid,
+                "status": st.status,
+                "preset": league.rules.preset_name,
+                "players": league.rules.players,
+                "format": league.format,
+                "bots": len(league.bots),
+                "total": st.total,
+                "done": st.done,
+                "failed": st.failed,
+            }
+        )
+    return out
+
+
+def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
+    league = reads.leagues.load(league_id)
+    st = reads.leagues.status(league_id)
+    return {
+        "id": league_id,
+        "rules": league.rules.to_record(),
+        "players": league.rules.players,
+        "teams": [list(t) for t in league.rules.teams],
+        "format": league.format,
+        "games_per_pairing": league.games,
+        "mirrored": league.mirrored,
+        "k": league.k,
+        "initial": league.initial,
+        "bots": league.bots,
+        "progress": {
+            **st.to_json(),
+            "started_at": st.started_at,
+            "finished_at": st.finished_at,
+            "matches_per_second": round(st.rate, 3),
+        },
+    }
+
+
+def ladder(reads: Reads, league_id: str) -> list[dict[str, Any]]:
+    rows = reads.results.ladder(league_id)
+    trends = reads.results.trends(league_id, [row.bot for row in rows], SPARK_POINTS)
+    return [
+        {"rank": rank, **row.to_json(), "trend": trend}
+        for rank, (row, trend) in enumerate(zip(rows, trends, strict=True), 1)
+    ]
+
+
+def crosstable(reads: Reads, league_id: str, limit: int = 30) -> dict[str, Any]:
+    """Head-to-head scores among the top ``limit`` bots of the ladder."""
+    bots, total = reads.results.top_bots(league_id, limit)
+    cells = reads.results.head_to_head(league_id, bots)
+    return {"bots": bots, "cells": cells, "shown": len(bots), "total_bots": total}
+
+
+def recent_matches(reads: Reads, league_id: str, limit: int = 20, offset: int = 0) -> dict[str, Any]:
+    """Finished matches, newest first (``offset`` pages back), and the failed ones."""
+    ids, total = reads.results.finished_ids(league_id, limit, offset)
+    rows = reads.results.match_rows(league_id, ids)
+    failed = reads.results.match_rows(league_id, reads.results.failed_ids(league_id))
+    return {"total": total, "offset": offset, "matches": rows, "failed": failed}
+
+
+def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[str, Any]:
+    row = reads.results.ladder_row(league_id, bot)
+    if row is None:
+        raise LeagueError(f"no bot named {bot!r} in league {league_id!r}")
+    history, length = reads.results.history(league_id, bot, CHART_POINTS)
+    return {
+        "league": league_id,
+        **row.to_json(),
+        "rank": reads.results.rank(league_id, bot),
+        "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
+        "history_points": length,
+        "recent": reads.results.match_rows(league_id, reads.results.bot_match_ids(league_id, bot, limit)),
+    }
+
+
+def match_detail(reads: Reads, league_id: str, match_id: str) -> dict[str, Any]:
+    rows = reads.results.match_rows(league_id, [match_id])
+    if not reads.results.match_exists(league_id, match_id):
+        raise LeagueError(f"no match {match_id!r} in league {league_id!r}")
+    return {**rows[0], "record": reads.results.record(league_id, match_id)}
+
+
+def record(reads: Reads, league_id: str, match_id: str) -> GameRecord:
+    found = reads.results.record(league_id, match_id)
+    if found is None:
+        raise LeagueError(f"match {match_id!r} of league {league_id!r} has no record (not finished)")
+    return found
