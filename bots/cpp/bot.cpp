@@ -3,9 +3,10 @@
 // One bidirectional stream tablanette.v1.BotGateway/Connect: send Hello, get
 // Welcome, then answer every Turn with a PlayMove (index into legal_plays).
 // A keepalive thread sends Keepalive every Welcome.keepalive_ms / 2, so writes
-// to the stream go through one mutex. The stream is re-opened with exponential
-// backoff when it ends (server shutdown, network error); bad credentials end
-// the program with a non-zero exit code. SIGINT / SIGTERM exit 0.
+// to the stream go through one mutex. When the stream ends (server shutdown,
+// network error) the bot connects again, to the next address of its --address
+// list, after a short back-off (connection.h explains the rules); bad
+// credentials end the program with a non-zero exit code. SIGINT / SIGTERM exit 0.
 //
 // The strategy lives in strategy.cpp (ChooseMove).
 
@@ -30,14 +31,12 @@
 #include <thread>
 #include <vector>
 
+#include "connection.h"
 #include "strategy.h"
 #include "tablanette/v1/arena.grpc.pb.h"
 
-#ifndef TABLANETTE_BOT_VERSION
-#define TABLANETTE_BOT_VERSION "dev"
-#endif
-
 namespace v1 = tablanette::v1;
+using tablanette_bot::Backoff;
 using tablanette_bot::ChooseMove;
 using tablanette_bot::DescribePlay;
 
@@ -76,12 +75,13 @@ int64_t NowUnixMs() {
 // ---------------------------------------------------------------- options --
 
 struct Options {
-  std::string address;
+  std::vector<std::string> addresses;  // engine replicas, tried in turn
   std::string token;
   std::string name;
   int max_games = 4;
   long games = 0;  // exit after this many GameOver messages; 0 = run forever
   bool verbose = false;
+  std::string version;  // Hello.version: TABLANETTE_BOT_VERSION or the CMake-configured label
 };
 
 std::string EnvOr(const char* var, const std::string& fallback) {
@@ -96,21 +96,26 @@ void PrintUsage(std::ostream& out) {
          "and plays the games it is given with a greedy strategy.\n"
          "\n"
          "Options:\n"
-         "  --address HOST:PORT  gateway address (env TABLANETTE_ADDRESS, default 127.0.0.1:50051)\n"
-         "  --token TOKEN        bot token printed once by `tablanette bot add NAME`\n"
-         "                       (env TABLANETTE_TOKEN; required)\n"
+         "  --address LIST       gateway address HOST:PORT, or a comma-separated list of engine\n"
+         "                       replicas (HOST:PORT,HOST:PORT,...): after a failure the bot\n"
+         "                       tries the next one (env TABLANETTE_ADDRESS, default 127.0.0.1:50051)\n"
+         "  --token TOKEN        bot token printed once by `tablanette bot add NAME` (required).\n"
+         "                       Prefer the environment variable TABLANETTE_TOKEN: command-line\n"
+         "                       arguments are visible to other users of the machine in `ps`\n"
          "  --name NAME          bot name the token was issued for\n"
          "                       (env TABLANETTE_BOT_NAME, default cpp-greedy)\n"
          "  --max-games N        games to play at once (default 4)\n"
          "  --games N            exit 0 after N games are over (default 0: run until stopped;\n"
          "                       games still running are then forfeited after the grace period)\n"
          "  --verbose            log every game start and every move\n"
-         "  --version            print the version and exit\n"
+         "  --version            print the version label sent in Hello and exit\n"
+         "                       (env TABLANETTE_BOT_VERSION replaces it)\n"
          "  -h, --help           print this help and exit\n"
          "\n"
          "Exit status: 0 on SIGINT/SIGTERM (or after --games), 1 when the server refuses the\n"
-         "bot (bad token, wrong name, malformed Hello, replaced by a newer session),\n"
-         "2 on a usage error. Network errors are retried with backoff 0.5 s .. 10 s.\n";
+         "bot (bad token, wrong name, malformed Hello, replaced by a newer session, not a\n"
+         "bot gateway), 2 on a usage error. Network errors are retried on the next address\n"
+         "after 0.25 s, 0.5 s, 1 s, then every 2 s (+-20%), within the arena's grace period.\n";
 }
 
 [[noreturn]] void UsageError(const std::string& msg) {
@@ -132,9 +137,10 @@ long ParseNumber(const std::string& flag, const std::string& text, long min, lon
 
 Options ParseArgs(int argc, char** argv) {
   Options opt;
-  opt.address = EnvOr("TABLANETTE_ADDRESS", "127.0.0.1:50051");
+  std::string address_list = EnvOr("TABLANETTE_ADDRESS", "127.0.0.1:50051");
   opt.token = EnvOr("TABLANETTE_TOKEN", "");
   opt.name = EnvOr("TABLANETTE_BOT_NAME", "cpp-greedy");
+  opt.version = tablanette_bot::VersionLabel(std::getenv("TABLANETTE_BOT_VERSION"));
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -155,11 +161,10 @@ Options ParseArgs(int argc, char** argv) {
       PrintUsage(std::cout);
       std::exit(0);
     } else if (arg == "--version") {
-      std::cout << "tablanette-cpp-bot " << TABLANETTE_BOT_VERSION << " (gRPC " << grpc::Version()
-                << ")\n";
+      std::cout << opt.version << " (gRPC " << grpc::Version() << ")\n";
       std::exit(0);
     } else if (arg == "--address") {
-      opt.address = take();
+      address_list = take();
     } else if (arg == "--token") {
       opt.token = take();
     } else if (arg == "--name") {
@@ -174,12 +179,27 @@ Options ParseArgs(int argc, char** argv) {
       UsageError("unknown argument '" + std::string(argv[i]) + "'");
     }
   }
-  if (opt.address.empty()) UsageError("--address must not be empty");
+  opt.addresses = tablanette_bot::ParseAddressList(address_list);
+  if (opt.addresses.empty())
+    UsageError("--address needs at least one HOST:PORT, got '" + address_list + "'");
   if (opt.name.empty()) UsageError("--name must not be empty");
   if (opt.token.empty())
-    UsageError("no token: pass --token TOKEN or set TABLANETTE_TOKEN "
-               "(`tablanette bot add NAME` prints one)");
+    UsageError("no token: set TABLANETTE_TOKEN (or pass --token TOKEN) to the token "
+               "`tablanette bot add NAME` printed");
   return opt;
+}
+
+std::string JoinAddresses(const std::vector<std::string>& addresses) {
+  std::string out;
+  for (const auto& a : addresses) out += (out.empty() ? "" : ",") + a;
+  return out;
+}
+
+// "0.27" for a delay in seconds.
+std::string FormatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", seconds);
+  return text;
 }
 
 // ------------------------------------------------------- shutdown control --
@@ -267,7 +287,52 @@ enum class Outcome { kReconnect, kStop, kDone, kFatal };
 struct SessionResult {
   Outcome outcome = Outcome::kReconnect;
   bool welcomed = false;
+  bool draining = false;  // the server ended the stream because it is shutting down
   std::string detail;
+};
+
+// A server that accepts the connection but never says Welcome (or a host that
+// is gone and silently drops packets, so connecting neither fails nor
+// succeeds): the session gives up on it after this long, and the bot tries
+// the next address.
+constexpr std::chrono::seconds kWelcomeTimeout{3};
+
+// Cancels the stream (ctx->TryCancel()) unless Disarm() is called within
+// `timeout`. Runs in its own thread because the main thread is blocked in Read().
+class WelcomeTimer {
+ public:
+  WelcomeTimer(grpc::ClientContext* ctx, std::chrono::milliseconds timeout)
+      : thread_([this, ctx, timeout] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, timeout, [this] { return disarmed_; })) {
+            fired_ = true;
+            ctx->TryCancel();  // the pending Read() returns false
+          }
+        }) {}
+  // The Welcome arrived (or the stream already ended): do not cancel.
+  void Disarm() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      disarmed_ = true;
+    }
+    cv_.notify_all();
+  }
+  // True if the timer cancelled the stream.
+  bool Fired() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return fired_;
+  }
+  ~WelcomeTimer() {
+    Disarm();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool disarmed_ = false;
+  bool fired_ = false;
+  std::thread thread_;  // last: starts after the members it uses exist
 };
 
 // Sends Keepalive every `interval` until stopped or a write fails.
@@ -324,13 +389,17 @@ std::string JoinScores(const v1::MatchResult& result) {
   return out.empty() ? "?" : out;
 }
 
+// One connection to one address, from Hello to the end of the stream.
 class Session {
  public:
-  Session(const Options& opt, Book& book) : opt_(opt), book_(book) {}
+  Session(const Options& opt, const std::string& address, Book& book)
+      : opt_(opt), address_(address), book_(book) {}
 
   SessionResult Run() {
     SessionResult result;
-    auto channel = grpc::CreateChannel(opt_.address, grpc::InsecureChannelCredentials());
+    // A new channel per session: it dials `address_` at once, so the main
+    // loop's back-off is the only one.
+    auto channel = grpc::CreateChannel(address_, grpc::InsecureChannelCredentials());
     auto stub = v1::BotGateway::NewStub(channel);
     grpc::ClientContext ctx;
     {
@@ -341,12 +410,13 @@ class Session {
       }
       g_ctx = &ctx;
     }
+    WelcomeTimer welcome_timer(&ctx, kWelcomeTimeout);
     stream_ = stub->Connect(&ctx);
 
     v1::BotMessage hello;
     hello.mutable_hello()->set_token(opt_.token);
     hello.mutable_hello()->set_bot_name(opt_.name);
-    hello.mutable_hello()->set_version(std::string("tablanette-cpp-bot ") + TABLANETTE_BOT_VERSION);
+    hello.mutable_hello()->set_version(opt_.version);
     hello.mutable_hello()->set_max_games(opt_.max_games);
     Send(hello);  // on failure the Read below fails too and Finish() says why
 
@@ -358,8 +428,9 @@ class Session {
         case v1::ServerMessage::kWelcome: {
           const auto& w = msg.welcome();
           result.welcomed = true;
+          welcome_timer.Disarm();
           const int ka_ms = w.keepalive_ms() > 0 ? w.keepalive_ms() : 10000;
-          Log("connected to ", opt_.address, " as ", w.bot_name(), " (session ", w.session_id(),
+          Log("connected to ", address_, " as ", w.bot_name(), " (session ", w.session_id(),
               ", server ", w.server_version(), ", keepalive ", ka_ms, " ms, grace ", w.grace_ms(),
               " ms)");
           keepalive.Start(std::chrono::milliseconds(std::max(50, ka_ms / 2)),
@@ -386,6 +457,7 @@ class Session {
       }
     }
 
+    welcome_timer.Disarm();  // the stream has ended: nothing left to time out
     if (done) {
       std::lock_guard<std::mutex> lock(write_mu_);
       stream_->WritesDone();
@@ -400,6 +472,10 @@ class Session {
 
     result.detail = std::string(StatusName(status.error_code())) +
                     (status.error_message().empty() ? "" : ": " + status.error_message());
+    result.draining = tablanette_bot::IsDraining(status.error_code(), status.error_message());
+    if (!result.welcomed && welcome_timer.Fired())
+      result.detail = "no Welcome from " + address_ + " within " +
+                      std::to_string(kWelcomeTimeout.count()) + " s (" + result.detail + ")";
     if (done) {
       result.outcome = Outcome::kDone;
     } else if (g_stop) {
@@ -427,8 +503,15 @@ class Session {
           result.detail = "another session of bot '" + opt_.name +
                           "' connected and replaced this one (" + result.detail + ").";
           break;
+        case grpc::StatusCode::UNIMPLEMENTED:
+          result.outcome = Outcome::kFatal;
+          result.detail = address_ + " does not serve tablanette.v1.BotGateway (" + result.detail +
+                          "). Check --address / TABLANETTE_ADDRESS.";
+          break;
         default:
-          result.outcome = Outcome::kReconnect;  // UNAVAILABLE, network errors, ...
+          // UNAVAILABLE (server gone or shutting down), network errors,
+          // DEADLINE_EXCEEDED, INTERNAL / UNKNOWN from a broken transport, ...
+          result.outcome = Outcome::kReconnect;
           break;
       }
     }
@@ -553,6 +636,7 @@ class Session {
   }
 
   const Options& opt_;
+  const std::string address_;
   Book& book_;
   std::mutex write_mu_;  // the main thread and the keepalive thread both write
   std::unique_ptr<grpc::ClientReaderWriter<v1::BotMessage, v1::ServerMessage>> stream_;
@@ -573,15 +657,15 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   std::thread(SignalThread, signals).detach();
 
-  Log("tablanette-cpp-bot ", TABLANETTE_BOT_VERSION, " (gRPC ", grpc::Version(), "): bot '",
-      opt.name, "' -> ", opt.address, ", max_games ", opt.max_games);
+  Log(opt.version, " (gRPC ", grpc::Version(), "): bot '", opt.name, "' -> ",
+      JoinAddresses(opt.addresses), ", max_games ", opt.max_games);
 
   Book book;
   using Seconds = std::chrono::duration<double>;
-  constexpr double kFirstDelay = 0.5, kMaxDelay = 10.0;
-  double delay = kFirstDelay;
+  Backoff backoff;
+  std::size_t current = 0;  // index into opt.addresses: where the next session goes
   while (!g_stop) {
-    Session session(opt, book);
+    Session session(opt, opt.addresses[current], book);
     const SessionResult r = session.Run();
     switch (r.outcome) {
       case Outcome::kStop:
@@ -596,13 +680,19 @@ int main(int argc, char** argv) {
       case Outcome::kReconnect:
         break;
     }
-    if (r.welcomed) delay = kFirstDelay;  // the server accepted us: start over
-    Log("stream ended (", r.detail, "); reconnecting in ", delay, " s");
+    if (r.welcomed) backoff.Reset();  // a server accepted us: start over at 0.25 s
+    // Retry on the next replica of the list (the same one if there is only one).
+    current = tablanette_bot::NextAddressIndex(current, opt.addresses.size());
+    // A draining server ended our live session: the others are ready, go now.
+    // (A draining server that refused a new connection gets the usual delay,
+    // so a bot with a single address does not hammer it.)
+    const double delay = (r.draining && r.welcomed) ? 0.0 : backoff.Next();
+    Log("stream ended", (r.welcomed ? "" : " before Welcome"), " (", r.detail, "); reconnecting to ",
+        opt.addresses[current], " in ", FormatSeconds(delay), " s");
     {
       std::unique_lock<std::mutex> lock(g_wait_mu);
       g_wait_cv.wait_for(lock, Seconds(delay), [] { return g_stop.load(); });
     }
-    delay = std::min(delay * 2, kMaxDelay);
   }
   Log("stopped");
   return 0;

@@ -1,11 +1,14 @@
-// Self-test of the strategy on hand-made Turn messages. No network.
+// Self-test of the strategy on hand-made Turn messages, and of the connection
+// rules (address list, round robin, back-off, version label). No network.
 // Run: ./build/tablanette-cpp-bot-selftest   (or: ctest --test-dir build)
 #include <cmath>
 #include <initializer_list>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "connection.h"
 #include "strategy.h"
 
 namespace v1 = tablanette::v1;
@@ -26,6 +29,84 @@ void Check(bool ok, const std::string& what) {
 
 void CheckEq(int got, int want, const std::string& what) {
   Check(got == want, what + " (got " + std::to_string(got) + ", want " + std::to_string(want) + ")");
+}
+
+void CheckNear(double got, double want, const std::string& what) {
+  Check(std::fabs(got - want) < 1e-9,
+        what + " (got " + std::to_string(got) + ", want " + std::to_string(want) + ")");
+}
+
+void CheckList(const std::vector<std::string>& got, const std::vector<std::string>& want,
+               const std::string& what) {
+  std::string text;
+  for (const auto& s : got) text += "[" + s + "]";
+  Check(got == want, what + " (got " + text + ")");
+}
+
+// The connection rules of connection.h.
+void CheckConnectionRules() {
+  // --address / TABLANETTE_ADDRESS: one address, or a comma-separated list.
+  CheckList(ParseAddressList("127.0.0.1:50051"), {"127.0.0.1:50051"}, "one address");
+  CheckList(ParseAddressList("a:1,b:2,c:3"), {"a:1", "b:2", "c:3"}, "three addresses");
+  CheckList(ParseAddressList(" a:1 , b:2,, "), {"a:1", "b:2"}, "spaces and empty entries ignored");
+  CheckList(ParseAddressList("[::1]:50051,dns:///arena.example.org:443"),
+            {"[::1]:50051", "dns:///arena.example.org:443"}, "IPv6 and dns: targets");
+  Check(ParseAddressList("").empty(), "empty text: no address");
+  Check(ParseAddressList(" , ").empty(), "only commas: no address");
+
+  // Round robin: the next address after each failure, wrapping around.
+  CheckEq(static_cast<int>(NextAddressIndex(0, 1)), 0, "one address: always the same");
+  CheckEq(static_cast<int>(NextAddressIndex(0, 3)), 1, "0 -> 1 of 3");
+  CheckEq(static_cast<int>(NextAddressIndex(1, 3)), 2, "1 -> 2 of 3");
+  CheckEq(static_cast<int>(NextAddressIndex(2, 3)), 0, "2 -> 0 of 3 (wraps)");
+
+  // Back-off: 0.25 s doubling to a 2 s cap, each delay within +-20%, reset().
+  CheckNear(Backoff::kFirstSeconds, 0.25, "first delay");
+  CheckNear(Backoff::kMaxSeconds, 2.0, "delay cap");
+  CheckNear(Backoff::kJitter, 0.2, "jitter");
+  {
+    Backoff backoff(42);
+    const double want[] = {0.25, 0.5, 1.0, 2.0, 2.0, 2.0};
+    for (double base : want) {
+      CheckNear(backoff.base(), base, "back-off step before jitter");
+      const double d = backoff.Next();
+      Check(d >= base * 0.8 - 1e-12 && d <= base * 1.2 + 1e-12,
+            "delay " + std::to_string(d) + " s within 20% of " + std::to_string(base) + " s");
+    }
+    backoff.Reset();
+    CheckNear(backoff.base(), 0.25, "reset() starts over at 0.25 s");
+  }
+  {
+    // Many seeds: never outside the bounds, and the jitter does vary.
+    std::set<double> seen;
+    bool in_bounds = true;
+    for (unsigned seed = 0; seed < 200; ++seed) {
+      Backoff backoff(seed);
+      for (int i = 0; i < 6; ++i) {
+        const double base = backoff.base();
+        const double d = backoff.Next();
+        in_bounds = in_bounds && d >= base * 0.8 - 1e-12 && d <= base * 1.2 + 1e-12 && d <= 2.4 + 1e-12;
+        if (i == 0) seen.insert(d);
+      }
+    }
+    Check(in_bounds, "200 seeds: every delay within +-20% of its step, none above 2.4 s");
+    Check(seen.size() > 100, "jitter varies the first delay");
+  }
+
+  // A draining server: UNAVAILABLE with "shutting down" in the message only.
+  Check(IsDraining(grpc::StatusCode::UNAVAILABLE, "server is shutting down; reconnect"), "draining");
+  Check(IsDraining(grpc::StatusCode::UNAVAILABLE, "Server Is Shutting Down"), "draining, any case");
+  Check(!IsDraining(grpc::StatusCode::UNAVAILABLE, "failed to connect to all addresses"),
+        "a dead server is not draining");
+  Check(!IsDraining(grpc::StatusCode::ABORTED, "shutting down"), "only UNAVAILABLE drains");
+
+  // The version label: CMake's TABLANETTE_BOT_NAME and TABLANETTE_BOT_VERSION,
+  // or the environment variable TABLANETTE_BOT_VERSION when it is set.
+  Check(DefaultVersionLabel() == std::string(TABLANETTE_BOT_NAME) + " " + TABLANETTE_BOT_VERSION,
+        "default label is '<name> <version>' from CMake (" + DefaultVersionLabel() + ")");
+  Check(VersionLabel(nullptr) == DefaultVersionLabel(), "no env: the default label");
+  Check(VersionLabel("") == DefaultVersionLabel(), "empty env: the default label");
+  Check(VersionLabel("my-bot 1.2.0") == "my-bot 1.2.0", "env TABLANETTE_BOT_VERSION wins");
 }
 
 struct P {
@@ -171,10 +252,12 @@ int main() {
   Check(DescribePlay(MakeTurn({}, {}, {{"9C", {"AH", "8H"}}}).legal_plays(0)) == "9C:AH,8H",
         "DescribePlay capture");
 
+  CheckConnectionRules();
+
   if (g_failures > 0) {
     std::cerr << g_failures << " of " << g_checks << " checks FAILED\n";
     return 1;
   }
-  std::cout << "strategy self-test: all " << g_checks << " checks passed\n";
+  std::cout << "self-test (strategy and connection rules): all " << g_checks << " checks passed\n";
   return 0;
 }

@@ -5,7 +5,12 @@
 // sends Hello, and then answers every Turn of every game it is given with a
 // PlayMove chosen by a small greedy policy (see chooseIndex below).
 //
-//   node bot.js --address 127.0.0.1:50051 --token TOKEN --name my-bot
+//   export TABLANETTE_TOKEN=TOKEN      (safer than --token: arguments show in `ps`)
+//   node bot.js --address 127.0.0.1:50051 --name my-bot
+//
+// --address may list several engine replicas ("host1:50051,host2:50051"):
+// when a connection fails or ends, the bot tries the next one (see
+// "The connection" below).
 //
 // The .proto files are read at run time from ../../proto (the repository's
 // committed wire contract), so there is no generated code to keep in sync.
@@ -18,7 +23,9 @@ const { parseArgs } = require('node:util');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const BOT_VERSION = require('./package.json').version;
+// The package.json next to this file: its name and version label the bot in
+// its Hello, so a copied and renamed bot reports its own name and version.
+const PACKAGE = require('./package.json');
 const PROTO_DIR = process.env.TABLANETTE_PROTO_DIR || path.resolve(__dirname, '..', '..', 'proto');
 
 // ---------------------------------------------------------------------------
@@ -159,18 +166,43 @@ function chooseIndex(legalPlays, rules, table, exclude, observation) {
 // ---------------------------------------------------------------------------
 // Command line
 
-const USAGE = `usage: node bot.js [--address HOST:PORT] --token TOKEN [--name NAME]
-                   [--max-games N] [--tls] [--ca FILE]
+const USAGE = `usage: TABLANETTE_TOKEN=TOKEN node bot.js [--address HOST:PORT[,HOST:PORT...]] [--name NAME]
+                   [--max-games N] [--tls] [--ca FILE] [--version]
 
-  --address HOST:PORT  the arena's bot gateway   (env TABLANETTE_ADDRESS, default 127.0.0.1:50051)
-  --token TOKEN        printed once by \`tablanette bot add NAME\` (env TABLANETTE_TOKEN)
+  --address LIST       the arena's bot gateway: one HOST:PORT, or a comma-separated list of
+                       engine replicas; after a failure the bot tries the next one
+                       (env TABLANETTE_ADDRESS, default 127.0.0.1:50051)
+  --token TOKEN        printed once by \`tablanette bot add NAME\`. Prefer the environment
+                       variable TABLANETTE_TOKEN: command-line arguments are visible to
+                       other users of the machine in \`ps\`
   --name NAME          the bot name the token was issued for (env TABLANETTE_BOT_NAME, default node-greedy)
   --max-games N        games played at once (env TABLANETTE_MAX_GAMES, default 4)
   --tls                connect with TLS (system root certificates)
   --ca FILE            connect with TLS, trusting this PEM CA certificate (implies --tls)
+  --version            print the version sent in Hello and exit: "<name> <version>" from
+                       package.json (env TABLANETTE_BOT_VERSION replaces it)
   -h, --help           this text`;
 
 class UsageError extends Error {}
+
+/**
+ * The replica list of --address / TABLANETTE_ADDRESS: "a:1, b:2" -> ['a:1', 'b:2'].
+ * Spaces around the commas and empty entries are ignored; one address is a list of one.
+ */
+function parseAddresses(text) {
+  return String(text || '')
+    .split(',')
+    .map((address) => address.trim())
+    .filter((address) => address.length > 0);
+}
+
+/**
+ * The label the bot sends as Hello.version (and prints for --version):
+ * env TABLANETTE_BOT_VERSION if set, else "<name> <version>" from package.json.
+ */
+function versionLabel(env = process.env, pkg = PACKAGE) {
+  return env.TABLANETTE_BOT_VERSION || `${pkg.name} ${pkg.version}`;
+}
 
 function parseOptions(argv = process.argv.slice(2), env = process.env) {
   let values;
@@ -185,6 +217,7 @@ function parseOptions(argv = process.argv.slice(2), env = process.env) {
         'max-games': { type: 'string' },
         tls: { type: 'boolean' },
         ca: { type: 'string' },
+        version: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -192,15 +225,23 @@ function parseOptions(argv = process.argv.slice(2), env = process.env) {
     throw new UsageError(err.message);
   }
   if (values.help) return { help: true };
+  if (values.version) return { printVersion: true, version: versionLabel(env) };
+  const addressText = values.address || env.TABLANETTE_ADDRESS || '127.0.0.1:50051';
   const opts = {
-    address: values.address || env.TABLANETTE_ADDRESS || '127.0.0.1:50051',
+    addresses: parseAddresses(addressText),
     token: values.token || env.TABLANETTE_TOKEN || '',
     name: values.name || env.TABLANETTE_BOT_NAME || 'node-greedy',
     maxGames: Number(values['max-games'] || env.TABLANETTE_MAX_GAMES || 4),
     ca: values.ca || env.TABLANETTE_CA || '',
     tls: Boolean(values.tls || values.ca || env.TABLANETTE_TLS === '1' || env.TABLANETTE_CA),
+    version: versionLabel(env),
   };
-  if (!opts.token) throw new UsageError('no token: pass --token or set TABLANETTE_TOKEN (from `tablanette bot add NAME`)');
+  if (opts.addresses.length === 0) {
+    throw new UsageError(`--address needs at least one HOST:PORT, got ${JSON.stringify(addressText)}`);
+  }
+  if (!opts.token) {
+    throw new UsageError('no token: set TABLANETTE_TOKEN (or pass --token) to the token `tablanette bot add NAME` printed');
+  }
   if (!Number.isInteger(opts.maxGames) || opts.maxGames < 1) {
     throw new UsageError(`--max-games must be a positive integer, got ${values['max-games'] || env.TABLANETTE_MAX_GAMES}`);
   }
@@ -209,14 +250,36 @@ function parseOptions(argv = process.argv.slice(2), env = process.env) {
 
 // ---------------------------------------------------------------------------
 // The connection
+//
+// A bot that drops off (its engine replica died or restarted) keeps its games
+// only if it is back within the arena's grace period (Welcome.grace_ms, 10 s
+// by default); after that they are forfeited. So the bot
+//
+//  - tries the NEXT address of its --address list after every failed or ended
+//    connection (round robin): a replica that is gone for good is skipped and
+//    the bot lands on a live one;
+//  - waits 0.25 s, 0.5 s, 1 s, 2 s, 2 s, ... between attempts (each +-20% at
+//    random, so the bots of a dead replica do not all come back in the same
+//    millisecond). The 2 s cap keeps several attempts inside the grace period:
+//    a replica that restarts after 7 s gets its bots back about 2 s later;
+//  - starts that sequence over once a server welcomes it;
+//  - reconnects at once when a draining server (shutting down on purpose)
+//    ends its session, since the other replicas are ready now.
 
-const BACKOFF_START_MS = 500;
-const BACKOFF_MAX_MS = 10000;
+const BACKOFF_START_MS = 250;
+const BACKOFF_MAX_MS = 2000;
+const BACKOFF_JITTER = 0.2; // +-20%
+// A server that accepts the connection but never says Welcome (or a host that
+// is gone and silently drops packets, so connecting neither fails nor
+// succeeds): give up on it after this long and try the next address.
+const WELCOME_TIMEOUT_MS = 3000;
 const DEFAULT_KEEPALIVE_MS = 10000;
 const STALE_GAME_MS = 60 * 60 * 1000;
 
-// Stream end codes after which the bot reconnects: the server is shutting down
-// (UNAVAILABLE), the connection broke, or the server closed the stream cleanly.
+// Stream end codes after which the bot reconnects (to the next address): the
+// server is shutting down or unreachable (UNAVAILABLE), the connection broke
+// (UNKNOWN, INTERNAL, DEADLINE_EXCEEDED), no Welcome came in time (CANCELLED
+// by us), or the server closed the stream cleanly (OK).
 const RETRYABLE = new Set([
   grpc.status.OK,
   grpc.status.UNAVAILABLE,
@@ -235,6 +298,43 @@ const FATAL_HINTS = {
   [grpc.status.UNIMPLEMENTED]: 'this address does not serve tablanette.v1.BotGateway',
 };
 
+/**
+ * Reconnect delays: 0.25 s, 0.5 s, 1 s, 2 s, 2 s, ... each with random jitter
+ * (+-20%). reset() starts over at 0.25 s. `random` returns a number in [0, 1)
+ * (tests pass their own).
+ */
+class Backoff {
+  constructor({ startMs = BACKOFF_START_MS, maxMs = BACKOFF_MAX_MS, jitter = BACKOFF_JITTER, random = Math.random } = {}) {
+    this.startMs = startMs;
+    this.maxMs = maxMs;
+    this.jitter = jitter;
+    this.random = random;
+    this.baseMs = startMs; // the next delay before jitter
+  }
+
+  /** The delay before the next attempt, in ms; the one after it is twice as long (up to maxMs). */
+  next() {
+    const base = this.baseMs;
+    this.baseMs = Math.min(base * 2, this.maxMs);
+    const factor = 1 + this.jitter * (2 * this.random() - 1); // 0.8 .. 1.2
+    return Math.round(base * factor);
+  }
+
+  reset() {
+    this.baseMs = this.startMs;
+  }
+}
+
+/** The index of the address to try after `index` in a list of `count`: round robin. */
+function nextAddressIndex(index, count) {
+  return (index + 1) % count;
+}
+
+/** True when the server ended the stream because it is shutting down (draining). */
+function isDraining(status) {
+  return status.code === grpc.status.UNAVAILABLE && /shutting down/i.test(status.details || '');
+}
+
 function log(msg) {
   process.stderr.write(`${new Date().toISOString()} ${msg}\n`);
 }
@@ -244,16 +344,26 @@ function statusName(code) {
 }
 
 class ArenaBot {
-  constructor(opts, { v1, logger = log, choose = chooseIndex } = {}) {
+  /**
+   * @param {object} opts  what parseOptions returns: {addresses, token, name,
+   *   maxGames, tls, ca, version}; `address: 'host:port[,host:port...]'` may
+   *   stand in for `addresses`, and `version` defaults to versionLabel().
+   */
+  constructor(opts, { v1, logger = log, choose = chooseIndex, random = Math.random } = {}) {
     this.opts = opts;
     this.log = logger;
     this.choose = choose;
     this.v1 = v1 || loadProtos().v1;
+    this.addresses = opts.addresses || parseAddresses(opts.address);
+    if (this.addresses.length === 0) throw new Error('no address to connect to');
+    this.addressIndex = 0; // the replica the next (or current) connection goes to
+    this.version = opts.version || versionLabel();
     this.games = new Map(); // game_id -> {rules, seat, teams, team, turn, turns, rejects}
     this.call = null;
     this.generation = 0;
-    this.backoffMs = BACKOFF_START_MS;
+    this.backoff = new Backoff({ random });
     this.reconnectTimer = null;
+    this.welcomeTimer = null;
     this.keepaliveTimer = null;
     this.stopping = false;
     this.stats = { games: 0, won: 0, lost: 0, drawn: 0 };
@@ -265,13 +375,18 @@ class ArenaBot {
     this.client = this.newClient();
   }
 
+  /** The address the next (or current) connection goes to. */
+  get address() {
+    return this.addresses[this.addressIndex];
+  }
+
   // A fresh channel for every connection attempt: it resolves the address
   // again (a restarted or different replica) and dials at once, so our own
   // backoff below is the only one (grpc-js channels otherwise keep their own
   // reconnect backoff, which grows to two minutes).
   newClient() {
-    return new this.v1.BotGateway(this.opts.address, this.credentials(), {
-      'grpc.primary_user_agent': `tablanette-node-bot/${BOT_VERSION}`,
+    return new this.v1.BotGateway(this.address, this.credentials(), {
+      'grpc.primary_user_agent': `${PACKAGE.name}/${PACKAGE.version}`,
       'grpc.use_local_subchannel_pool': 1,
       'grpc.initial_reconnect_backoff_ms': BACKOFF_START_MS,
       'grpc.max_reconnect_backoff_ms': BACKOFF_MAX_MS,
@@ -304,9 +419,18 @@ class ArenaBot {
       this.client = this.newClient();
     }
     this.welcomed = false;
-    this.log(`connecting to ${this.opts.address} as ${this.opts.name}${this.opts.tls ? ' (TLS)' : ''}`);
+    const address = this.address;
+    this.log(`connecting to ${address} as ${this.opts.name}${this.opts.tls ? ' (TLS)' : ''}`);
     const call = this.client.Connect();
     this.call = call;
+    // No Welcome in time: cancel; the stream then ends (CANCELLED) and
+    // onStreamEnd moves on to the next address.
+    clearTimeout(this.welcomeTimer);
+    this.welcomeTimer = setTimeout(() => {
+      if (gen !== this.generation || this.welcomed) return;
+      this.log(`no Welcome from ${address} within ${WELCOME_TIMEOUT_MS / 1000} s; giving up on it`);
+      call.cancel();
+    }, WELCOME_TIMEOUT_MS);
     call.on('data', (msg) => {
       if (gen === this.generation) this.onMessage(msg);
     });
@@ -320,7 +444,7 @@ class ArenaBot {
       hello: {
         token: this.opts.token,
         bot_name: this.opts.name,
-        version: `node-greedy ${BOT_VERSION}`,
+        version: this.version,
         max_games: this.opts.maxGames,
       },
     });
@@ -360,10 +484,12 @@ class ArenaBot {
 
   onWelcome(w) {
     this.welcomed = true;
-    this.backoffMs = BACKOFF_START_MS;
+    clearTimeout(this.welcomeTimer);
+    this.backoff.reset(); // a server took us: the next reconnect starts at 0.25 s again
     const keepaliveMs = w.keepalive_ms > 0 ? w.keepalive_ms : DEFAULT_KEEPALIVE_MS;
     this.log(
-      `welcome: bot ${w.bot_name || this.opts.name}, session ${w.session_id}, server ${w.server_version || '?'}, ` +
+      `welcome from ${this.address}: bot ${w.bot_name || this.opts.name}, session ${w.session_id}, ` +
+        `server ${w.server_version || '?'}, ` +
         `keepalive ${keepaliveMs} ms, grace ${w.grace_ms} ms, max_games ${this.opts.maxGames}`,
     );
     clearInterval(this.keepaliveTimer);
@@ -481,6 +607,7 @@ class ArenaBot {
 
   onStreamEnd(status) {
     this.call = null;
+    clearTimeout(this.welcomeTimer);
     clearInterval(this.keepaliveTimer);
     this.keepaliveTimer = null;
     if (this.stopping) return;
@@ -495,10 +622,16 @@ class ArenaBot {
       this.onFatal(1, `${name}${details}${FATAL_HINTS[code] ? ` -- ${FATAL_HINTS[code]}` : ''}`);
       return;
     }
-    const delay = this.backoffMs;
-    this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF_MAX_MS);
+    // Retry on the next replica of the list (the same one if there is only one).
+    this.addressIndex = nextAddressIndex(this.addressIndex, this.addresses.length);
+    // A draining server ended our live session: the others are ready, go now.
+    // (A draining server that refused a new connection gets the usual delay,
+    // so a bot with a single address does not hammer it.)
+    const delay = isDraining(status) && this.welcomed ? 0 : this.backoff.next();
     const when = this.welcomed ? '' : ' before Welcome';
-    this.log(`stream ended${when} (${name}${details}); reconnecting in ${(delay / 1000).toFixed(1)} s`);
+    this.log(
+      `stream ended${when} (${name}${details}); reconnecting to ${this.address} in ${(delay / 1000).toFixed(2)} s`,
+    );
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 
@@ -506,6 +639,7 @@ class ArenaBot {
     if (this.stopping) return;
     this.stopping = true;
     clearTimeout(this.reconnectTimer);
+    clearTimeout(this.welcomeTimer);
     clearInterval(this.keepaliveTimer);
     const call = this.call;
     this.call = null;
@@ -535,6 +669,10 @@ function main() {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  if (opts.printVersion) {
+    process.stdout.write(`${opts.version}\n`);
+    return;
+  }
   let bot;
   try {
     bot = new ArenaBot(opts); // loads the protos and reads --ca: fail early and clearly
@@ -553,13 +691,21 @@ function main() {
 
 module.exports = {
   ArenaBot,
+  BACKOFF_JITTER,
+  BACKOFF_MAX_MS,
+  BACKOFF_START_MS,
+  Backoff,
   DEFAULT_RULES,
   LOADER_OPTIONS,
   captureValue,
   chooseIndex,
+  isDraining,
   loadProtos,
+  nextAddressIndex,
+  parseAddresses,
   parseOptions,
   trailKey,
+  versionLabel,
 };
 
 if (require.main === module) main();

@@ -9,12 +9,33 @@
 // 2. runs the greedy strategy on hand-made Turn objects decoded from bytes,
 //    exactly as they arrive from the server;
 // 3. drives the bot's message handling with those decoded messages and
-//    checks what it would write on the stream (the stream is a recorder).
+//    checks what it would write on the stream (the stream is a recorder);
+// 4. checks the connection rules: the --address replica list, round robin
+//    to the next address, the reconnect back-off (0.25 s doubling to 2 s,
+//    +-20% jitter, reset by a Welcome) and the version label in Hello.
 'use strict';
 
 const assert = require('node:assert/strict');
+const { execFileSync } = require('node:child_process');
+const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
-const { ArenaBot, DEFAULT_RULES, chooseIndex, captureValue, loadProtos, parseOptions } = require('./bot.js');
+const {
+  ArenaBot,
+  BACKOFF_JITTER,
+  BACKOFF_MAX_MS,
+  BACKOFF_START_MS,
+  Backoff,
+  DEFAULT_RULES,
+  chooseIndex,
+  captureValue,
+  isDraining,
+  loadProtos,
+  nextAddressIndex,
+  parseAddresses,
+  parseOptions,
+  versionLabel,
+} = require('./bot.js');
+const PACKAGE = require('./package.json');
 
 let passed = 0;
 function check(name, fn) {
@@ -139,13 +160,101 @@ check('exclude: the next best play after a rejection', () => {
 
 check('options: flags, environment and defaults', () => {
   const o = parseOptions(['--token', 'abc', '--max-games', '2'], {});
-  assert.deepEqual([o.address, o.name, o.maxGames, o.tls], ['127.0.0.1:50051', 'node-greedy', 2, false]);
+  assert.deepEqual([o.addresses, o.name, o.maxGames, o.tls], [['127.0.0.1:50051'], 'node-greedy', 2, false]);
   const e = parseOptions([], { TABLANETTE_TOKEN: 'x', TABLANETTE_ADDRESS: 'h:1', TABLANETTE_BOT_NAME: 'b' });
-  assert.deepEqual([e.address, e.token, e.name, e.maxGames], ['h:1', 'x', 'b', 4]);
+  assert.deepEqual([e.addresses, e.token, e.name, e.maxGames], [['h:1'], 'x', 'b', 4]);
   assert.equal(parseOptions(['--token', 'x', '--ca', 'ca.pem'], {}).tls, true);
   assert.throws(() => parseOptions([], {}), /no token/);
   assert.throws(() => parseOptions(['--token', 'x', '--max-games', '0'], {}), /max-games/);
   assert.throws(() => parseOptions(['--token', 'x', '--bogus'], {}), /bogus/);
+});
+
+check('options: --address and TABLANETTE_ADDRESS take a comma-separated replica list', () => {
+  assert.deepEqual(parseAddresses('127.0.0.1:50051'), ['127.0.0.1:50051']);
+  assert.deepEqual(parseAddresses('a:1,b:2,c:3'), ['a:1', 'b:2', 'c:3']);
+  assert.deepEqual(parseAddresses(' a:1 , b:2,, '), ['a:1', 'b:2']); // spaces and empty entries ignored
+  assert.deepEqual(parseAddresses('[::1]:50051,dns:///arena.example.org:443'), ['[::1]:50051', 'dns:///arena.example.org:443']);
+  assert.deepEqual(parseAddresses(''), []);
+  const flag = parseOptions(['--token', 'x', '--address', 'a:1,b:2'], { TABLANETTE_ADDRESS: 'ignored:9' });
+  assert.deepEqual(flag.addresses, ['a:1', 'b:2']); // the flag wins over the environment
+  const env = parseOptions([], { TABLANETTE_TOKEN: 'x', TABLANETTE_ADDRESS: 'a:1, b:2' });
+  assert.deepEqual(env.addresses, ['a:1', 'b:2']);
+  assert.throws(() => parseOptions(['--token', 'x', '--address', ' , '], {}), /at least one HOST:PORT/);
+});
+
+check('version label: "<package.json name> <version>", env TABLANETTE_BOT_VERSION overrides', () => {
+  assert.equal(versionLabel({}), `${PACKAGE.name} ${PACKAGE.version}`);
+  assert.equal(versionLabel({}, { name: 'my-bot', version: '2.3.4' }), 'my-bot 2.3.4'); // a copied, renamed bot
+  assert.equal(versionLabel({ TABLANETTE_BOT_VERSION: 'custom 9' }), 'custom 9');
+  assert.equal(versionLabel({ TABLANETTE_BOT_VERSION: '' }), `${PACKAGE.name} ${PACKAGE.version}`);
+  assert.equal(parseOptions(['--token', 'x'], {}).version, `${PACKAGE.name} ${PACKAGE.version}`);
+  assert.equal(parseOptions(['--token', 'x'], { TABLANETTE_BOT_VERSION: 'v' }).version, 'v');
+  const printed = parseOptions(['--version'], { TABLANETTE_BOT_VERSION: 'v7' });
+  assert.deepEqual(printed, { printVersion: true, version: 'v7' });
+  // The real command line: `node bot.js --version` prints the label and exits 0.
+  const out = execFileSync(process.execPath, [path.join(__dirname, 'bot.js'), '--version'], {
+    env: { ...process.env, TABLANETTE_BOT_VERSION: '' },
+    encoding: 'utf8',
+  });
+  assert.equal(out, `${PACKAGE.name} ${PACKAGE.version}\n`);
+  // ... and the Hello carries it.
+  const bot = new ArenaBot(
+    { address: '127.0.0.1:1', token: 't', name: 'n', maxGames: 1, version: 'my-bot 1.2.0' },
+    { v1, logger: () => {} },
+  );
+  const written = [];
+  bot.client.Connect = () => {
+    const call = { destroyed: false, writableEnded: false, write: (m) => written.push(toServer(m)), on() {}, cancel() {} };
+    return call;
+  };
+  try {
+    bot.connect();
+    assert.equal(written[0].hello.version, 'my-bot 1.2.0');
+  } finally {
+    clearTimeout(bot.welcomeTimer);
+    bot.client.close();
+  }
+});
+
+check('round robin: the next address after each failure, wrapping around', () => {
+  assert.equal(nextAddressIndex(0, 1), 0); // one address: always the same one
+  assert.equal(nextAddressIndex(0, 3), 1);
+  assert.equal(nextAddressIndex(1, 3), 2);
+  assert.equal(nextAddressIndex(2, 3), 0);
+});
+
+check('back-off: 0.25 s doubling to a 2 s cap, jitter within +-20%, reset()', () => {
+  assert.deepEqual([BACKOFF_START_MS, BACKOFF_MAX_MS, BACKOFF_JITTER], [250, 2000, 0.2]);
+  // random() = 0.5 is "no jitter": the bare sequence.
+  const plain = new Backoff({ random: () => 0.5 });
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map(() => plain.next()), [250, 500, 1000, 2000, 2000, 2000]);
+  plain.reset();
+  assert.equal(plain.next(), 250);
+  // The extremes of random() give -20% and (almost) +20%.
+  const low = new Backoff({ random: () => 0 });
+  assert.deepEqual([1, 2, 3, 4, 5].map(() => low.next()), [200, 400, 800, 1600, 1600]);
+  const high = new Backoff({ random: () => 0.999999 });
+  assert.deepEqual([1, 2, 3, 4, 5].map(() => high.next()), [300, 600, 1200, 2400, 2400]);
+  // Math.random: every delay within +-20% of its step, and not all the same.
+  const real = new Backoff();
+  const seen = new Set();
+  for (let round = 0; round < 200; round++) {
+    if (round % 10 === 0) real.reset();
+    const base = real.baseMs;
+    const d = real.next();
+    assert.ok(d >= base * 0.8 && d <= base * 1.2, `delay ${d} ms is not within 20% of ${base} ms`);
+    assert.ok(d <= 2400);
+    seen.add(d);
+  }
+  assert.ok(seen.size > 20, 'jitter varies the delays');
+});
+
+check('draining: UNAVAILABLE "server is shutting down" only', () => {
+  assert.equal(isDraining({ code: grpc.status.UNAVAILABLE, details: 'server is shutting down; reconnect' }), true);
+  assert.equal(isDraining({ code: grpc.status.UNAVAILABLE, details: 'Server is Shutting Down' }), true);
+  assert.equal(isDraining({ code: grpc.status.UNAVAILABLE, details: 'No connection established' }), false);
+  assert.equal(isDraining({ code: grpc.status.UNAVAILABLE }), false);
+  assert.equal(isDraining({ code: grpc.status.ABORTED, details: 'shutting down' }), false);
 });
 
 check('session: answers turns of several games independently, echoes turn_id, retries on rejection', () => {
@@ -195,37 +304,68 @@ check('session: answers turns of several games independently, echoes turn_id, re
   }
 });
 
-check('session: reconnect backoff 0.5 s doubling to 10 s, reset on Welcome; auth errors are fatal', () => {
+check('session: reconnects round robin with back-off, reset on Welcome, at once after a drain; fatal codes exit', () => {
+  const logs = [];
   const bot = new ArenaBot(
-    { address: '127.0.0.1:1', token: 't', name: 'n', maxGames: 1, tls: false },
-    { v1, logger: () => {} },
+    { addresses: ['a:1', 'b:2', 'c:3'], token: 't', name: 'n', maxGames: 1, tls: false },
+    { v1, logger: (m) => logs.push(m), random: () => 0.5 }, // random 0.5: no jitter, exact delays
   );
-  const delays = [];
+  const reconnects = []; // [address, delay] of every scheduled reconnect
   const realSetTimeout = global.setTimeout;
   global.setTimeout = (fn, ms) => {
-    delays.push(ms);
+    reconnects.push([bot.address, ms]);
     return { ref() {}, unref() {} };
   };
-  try {
-    for (let i = 0; i < 7; i++) bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'down' });
-    assert.deepEqual(delays, [500, 1000, 2000, 4000, 8000, 10000, 10000]);
+  const welcome = () => {
     bot.call = { destroyed: false, writableEnded: false, write: () => {} };
-    bot.onMessage(fromServer({ welcome: { session_id: 's', keepalive_ms: 60000 } }));
+    bot.welcomed = false;
+    bot.onMessage(fromServer({ welcome: { session_id: 's', keepalive_ms: 60000, grace_ms: 10000 } }));
     clearInterval(bot.keepaliveTimer);
-    bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'draining' });
-    assert.equal(delays.at(-1), 500);
+  };
+  try {
+    assert.equal(bot.address, 'a:1'); // the first address first
+    // Replicas unreachable: every attempt goes to the next address, delays double to 2 s.
+    for (let i = 0; i < 6; i++) {
+      bot.welcomed = false;
+      bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'No connection established' });
+    }
+    assert.deepEqual(reconnects, [['b:2', 250], ['c:3', 500], ['a:1', 1000], ['b:2', 2000], ['c:3', 2000], ['a:1', 2000]]);
+    assert.match(logs.at(-1), /reconnecting to a:1 in 2\.00 s/);
+    // Welcomed on a:1, then the replica dies: b:2 after 0.25 s again.
+    welcome();
+    bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'Connection dropped' });
+    assert.deepEqual(reconnects.at(-1), ['b:2', 250]);
+    // Other broken-transport codes are retried the same way.
+    bot.welcomed = false;
+    bot.onStreamEnd({ code: grpc.status.INTERNAL, details: 'Received RST_STREAM' });
+    bot.welcomed = false;
+    bot.onStreamEnd({ code: grpc.status.DEADLINE_EXCEEDED, details: '' });
+    assert.deepEqual(reconnects.slice(-2), [['c:3', 500], ['a:1', 1000]]);
+    // Welcomed on a:1, then it drains: straight to b:2, no delay, back-off untouched.
+    welcome();
+    bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'server is shutting down; reconnect' });
+    assert.deepEqual(reconnects.at(-1), ['b:2', 0]);
+    // b:2 is draining too and refuses us before a Welcome: the usual delay, next address.
+    bot.welcomed = false;
+    bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'server is shutting down; connect to another replica' });
+    assert.deepEqual(reconnects.at(-1), ['c:3', 250]);
+    const count = reconnects.length;
     let fatal = null;
     bot.onFatal = (code, message) => {
       fatal = { code, message };
     };
     bot.onStreamEnd({ code: grpc.status.UNAUTHENTICATED, details: 'bad token' });
     assert.equal(fatal.code, 2);
-    assert.match(fatal.message, /UNAUTHENTICATED: bad token/);
+    assert.match(fatal.message, /UNAUTHENTICATED: bad token -- the token is wrong/);
     bot.onStreamEnd({ code: grpc.status.PERMISSION_DENIED, details: 'other bot' });
     assert.equal(fatal.code, 2);
+    bot.onStreamEnd({ code: grpc.status.INVALID_ARGUMENT, details: 'no Hello' });
+    assert.deepEqual([fatal.code, /refused our Hello/.test(fatal.message)], [1, true]);
     bot.onStreamEnd({ code: grpc.status.ABORTED, details: 'newer session' });
-    assert.equal(fatal.code, 1);
-    assert.equal(delays.length, 8); // no reconnect scheduled for fatal codes
+    assert.deepEqual([fatal.code, /connected again elsewhere/.test(fatal.message)], [1, true]);
+    bot.onStreamEnd({ code: grpc.status.UNIMPLEMENTED, details: '' });
+    assert.deepEqual([fatal.code, /does not serve/.test(fatal.message)], [1, true]);
+    assert.equal(reconnects.length, count); // no reconnect scheduled for fatal codes
   } finally {
     global.setTimeout = realSetTimeout;
     bot.client.close();
