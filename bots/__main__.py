@@ -1,4 +1,8 @@
-"""``python -m bots NAME --address HOST:PORT --token T``: run a built-in bot over gRPC."""
+"""``python -m bots NAME --address HOST:PORT[,HOST:PORT...]``: run a built-in bot over gRPC.
+
+The token comes from ``TABLANETTE_TOKEN`` (better than ``--token``: command-line
+arguments are visible to every user in ``ps``).
+"""
 
 from __future__ import annotations
 
@@ -31,8 +35,12 @@ class Thinking(Bot):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bots", description=__doc__)
     parser.add_argument("bot", choices=sorted(BUILTIN_BOTS))
-    parser.add_argument("--address", default=os.environ.get("TABLANETTE_ADDRESS", "127.0.0.1:50051"))
-    parser.add_argument("--token", default=os.environ.get("TABLANETTE_TOKEN"))
+    parser.add_argument(
+        "--address",
+        default=os.environ.get("TABLANETTE_ADDRESS", "127.0.0.1:50051"),
+        help="engine service replicas, comma-separated (env TABLANETTE_ADDRESS)",
+    )
+    parser.add_argument("--token", default=os.environ.get("TABLANETTE_TOKEN"), help="prefer env TABLANETTE_TOKEN")
     parser.add_argument("--name", help="registered bot name (default: the built-in name)")
     parser.add_argument("--max-games", type=int, default=4)
     parser.add_argument("--seed", default=None)
@@ -63,7 +71,7 @@ def run_builtin(
     client = BotClient(player, address, token, name=name or bot, max_games=max_games, tls_ca=tls)
     signal.signal(signal.SIGTERM, lambda *_: client.stop())
     signal.signal(signal.SIGINT, lambda *_: client.stop())
-    print(f"bot {client.name} ({bot}) connecting to {address}", file=sys.stderr, flush=True)
+    print(f"bot {client.name} ({bot}) connecting to {', '.join(client.addresses)}", file=sys.stderr, flush=True)
     try:
         client.run_forever()
     except BotRejected as exc:

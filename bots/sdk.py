@@ -1,23 +1,32 @@
 """The Python bot SDK: run any :class:`~bots.Bot` against the arena over gRPC::
 
     from bots.sdk import BotClient
-    BotClient(MyBot(), "127.0.0.1:50051", token).run_forever()
+    BotClient(MyBot(), "127.0.0.1:50051,127.0.0.1:50052", token).run_forever()
 
 The client opens one stream, greets with its token, answers every turn with
 ``bot.choose(observation)`` (sent as an index into the legal plays), keeps the
-stream alive, and reconnects with exponential backoff when the connection
-drops, so its games continue. A bad token or a name mismatch stops it with
-:class:`BotRejected`, and so does another session of the same bot taking over
-(the newest wins: two copies never fight over one name).
+stream alive, and reconnects when the connection drops, so its games continue.
+
+``address`` may list several engine replicas (comma-separated): after a failed
+connection the next attempt goes to the next address, so a replica that is gone
+for good is skipped (as is one that sends no Welcome within 3 s). Reconnects
+wait 0.25 s, doubling to at most 2 s (with +-20% jitter), so a bot is back well
+within the arena's grace period (10 s by default) once any replica answers; a
+draining replica's bots move on at once.
+
+A bad token or a name mismatch stops it with :class:`BotRejected`, and so does
+another session of the same bot taking over (the newest wins: two copies never
+fight over one name). It logs its welcome, each game's start and result.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
+import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import grpc
@@ -33,6 +42,44 @@ log = logging.getLogger("tablanette.sdk")
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
 TAKEN_OVER = grpc.StatusCode.ABORTED
 """Another session of the same bot connected: the newest wins, so this copy steps aside."""
+BACKOFF_START = 0.25
+BACKOFF_MAX = 2.0
+"""Seconds. The cap is well under the arena's grace period, so a bot whose replica
+restarts (or who must move to another) is back before its games are forfeited."""
+JITTER = 0.2
+WELCOME_TIMEOUT = 3.0
+"""Seconds to wait for a replica's Welcome before trying the next address."""
+
+
+def parse_addresses(address: str | Sequence[str]) -> list[str]:
+    """``host:port`` entries of a comma-separated list (or a sequence of them).
+
+    >>> parse_addresses("a:1, b:2,,")
+    ['a:1', 'b:2']
+    """
+    parts = address.split(",") if isinstance(address, str) else list(address)
+    found = [p.strip() for p in parts if p.strip()]
+    if not found:
+        raise ValueError("no engine service address given")
+    return found
+
+
+def backoff_delays(start: float = BACKOFF_START, cap: float = BACKOFF_MAX) -> Iterator[float]:
+    """The reconnect waits before jitter: ``start`` doubling to ``cap``.
+
+    >>> from itertools import islice
+    >>> list(islice(backoff_delays(), 6))
+    [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+    """
+    delay = start
+    while True:
+        yield delay
+        delay = min(delay * 2, cap)
+
+
+def jittered(delay: float, rng: random.Random = random.Random()) -> float:  # noqa: B008
+    """``delay`` +-20%, so bots dropped together do not return in lockstep."""
+    return delay * (1 + rng.uniform(-JITTER, JITTER))
 
 
 class BotRejected(RuntimeError):
@@ -52,20 +99,21 @@ class BotClient:
     def __init__(
         self,
         bot: Bot,
-        address: str,
+        address: str | Sequence[str],
         token: str,
         name: str | None = None,
         max_games: int = 4,
         tls_ca: bytes | None = None,
-        backoff_max: float = 10.0,
+        backoff_max: float = BACKOFF_MAX,
     ) -> None:
         self.bot = bot
-        self.address = address
+        self.addresses = parse_addresses(address)
         self.token = token
         self.name = name or bot.name
         self.max_games = max_games
         self.tls_ca = tls_ca
         self.backoff_max = backoff_max
+        self._next = 0
         self.games: dict[str, GameInfo] = {}
         self.finished: list[apb.GameOver] = []
         self.rejections: list[apb.PlayRejected] = []
@@ -81,12 +129,18 @@ class BotClient:
             if self._call is not None:
                 self._call.cancel()
 
+    @property
+    def address(self) -> str:
+        """The replica the next connection goes to."""
+        return self.addresses[self._next % len(self.addresses)]
+
     def run_forever(self) -> None:
-        """Play until stopped, reconnecting with backoff (0.5 s doubling to the maximum; reset by a welcome)."""
-        delay = 0.5
+        """Play until stopped, reconnecting (0.25 s doubling to 2 s, jittered; reset by a welcome)."""
+        delays = backoff_delays(BACKOFF_START, self.backoff_max)
         while not self._stop.is_set():
             self._welcomed = False
             lost: str | None = None
+            draining = False
             try:
                 self._session()
             except grpc.RpcError as exc:
@@ -97,15 +151,24 @@ class BotClient:
                     raise BotRejected(f"ABORTED: another session of {self.name} took over ({exc.details()})") from None
                 if self._stop.is_set():
                     break
-                lost = code.name if code else str(exc)
+                lost = f"{code.name}: {exc.details()}" if code else str(exc)
+                draining = code == grpc.StatusCode.UNAVAILABLE and "shutting down" in (exc.details() or "")
             if self._welcomed:  # a session that got in resets the backoff, however it ended
-                delay = 0.5
-            if lost is not None:
-                log.warning("%s: connection lost (%s); retrying in %.1f s", self.name, lost, delay)
+                delays = backoff_delays(BACKOFF_START, self.backoff_max)
             self.connected.clear()
+            failed = self.address
+            self._next += 1  # a replica that failed us: the next attempt goes to the next one in the list
+            delay = 0.0 if draining else jittered(next(delays))
+            log.warning(
+                "%s: connection to %s ended (%s); reconnecting to %s in %.2f s",
+                self.name,
+                failed,
+                lost or "stream closed",
+                self.address,
+                delay,
+            )
             if self._stop.wait(delay):
                 break
-            delay = min(delay * 2, self.backoff_max)
 
     def _channel(self) -> grpc.Channel:
         options = [("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
@@ -129,6 +192,11 @@ class BotClient:
                 self._call = call
             if self._stop.is_set():
                 call.cancel()
+            # A replica that never answers (a host cut off drops packets silently) must not hold the bot:
+            # no Welcome in time, and the next attempt goes to the next address.
+            unwelcomed = threading.Timer(WELCOME_TIMEOUT, lambda: None if self._welcomed else call.cancel())
+            unwelcomed.daemon = True
+            unwelcomed.start()
             keepalive: threading.Thread | None = None
             ended = threading.Event()
             try:
@@ -137,10 +205,20 @@ class BotClient:
                     if kind == "welcome":
                         self._welcomed = True
                         self.connected.set()
-                        keepalive = self._start_keepalive(outbox, msg.welcome.keepalive_ms, ended)
+                        w = msg.welcome
+                        log.info(
+                            "%s: connected to %s (session %s, server %s, grace %d ms)",
+                            self.name,
+                            self.address,
+                            w.session_id,
+                            w.server_version,
+                            w.grace_ms,
+                        )
+                        keepalive = self._start_keepalive(outbox, w.keepalive_ms, ended)
                     elif kind == "game_started":
                         g = msg.game_started
                         self.games[g.game_id] = GameInfo(convert.rules_from_pb(g.rules), g.seat, list(g.players))
+                        log.info("%s: game %s started, seat %d, players %s", self.name, g.game_id, g.seat, g.players)
                     elif kind == "turn":
                         outbox.put(self._answer(msg.turn))
                     elif kind == "play_rejected":
@@ -148,15 +226,28 @@ class BotClient:
                         log.warning("%s: play rejected: %s", self.name, msg.play_rejected.reason)
                     elif kind == "game_over":
                         self.finished.append(msg.game_over)
+                        self._log_result(msg.game_over)
                         self.games.pop(msg.game_over.game_id, None)
             except grpc.RpcError as exc:
                 if not (self._stop.is_set() and exc.code() == grpc.StatusCode.CANCELLED):
                     raise
             finally:
+                unwelcomed.cancel()
                 outbox.put(None)
                 ended.set()  # wakes the keepalive thread now, not at its next beat
                 if keepalive is not None:
                     keepalive.join(timeout=1)
+
+    def _log_result(self, over: apb.GameOver) -> None:
+        info = self.games.get(over.game_id)
+        r = over.result
+        if r.winner < 0:
+            outcome = "a draw"
+        elif info is None:
+            outcome = f"team {r.winner} won"
+        else:
+            outcome = "won" if r.winner == info.rules.team_of(over.seat) else "lost"
+        log.info("%s: game %s over: %s (%s), score %s", self.name, over.game_id, outcome, r.reason, list(r.score))
 
     def _answer(self, turn: apb.Turn) -> apb.BotMessage:
         info = self.games.get(turn.game_id)
