@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from typing import Annotated
+
 import typer
 
 from . import demo_cmd, league_cmd, records_cmd, rules_cmd, selfplay_cmd, service_cmd, up_cmd, web_cmd
@@ -13,6 +16,29 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def arena(
+    prefix: Annotated[
+        str | None, typer.Option(help="The arena's Redis key prefix (TABLANETTE_PREFIX; default tablanette).")
+    ] = None,
+    redis_url: Annotated[
+        str | None, typer.Option(help="The arena's Redis (TABLANETTE_REDIS_URL; default redis://127.0.0.1:6379/0).")
+    ] = None,
+) -> None:
+    """Tablanette Arena: rules engine, bots, tournaments and the Elo ladder.
+
+    Every command works on one arena: one Redis and one key prefix, from the
+    options before the command or the environment (every process it starts
+    inherits them).
+    """
+    if prefix is not None:
+        os.environ["TABLANETTE_PREFIX"] = prefix
+    if redis_url is not None:
+        os.environ["TABLANETTE_REDIS_URL"] = redis_url
+
+
 app.add_typer(rules_cmd.app, name="rules")
 app.add_typer(records_cmd.app, name="records")
 app.command("selfplay")(selfplay_cmd.selfplay)

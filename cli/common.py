@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, NoReturn
 
 import redis
@@ -11,8 +12,10 @@ from rich.console import Console
 from config import ArenaSettings, SettingsError, load_settings
 from engine_service.rules import DEFAULT_PRESET, Rules, TablanetteError, parse_override
 
-console = Console()
-err_console = Console(stderr=True)
+PIPE_WIDTH = 10_000
+"""Columns when output is not a terminal: tables and lines are never cut for a log or a pipe."""
+console = Console(width=None if sys.stdout.isatty() else PIPE_WIDTH)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else PIPE_WIDTH)
 
 PresetOpt = Annotated[str, typer.Option("--preset", "-p", help="Rules preset (see `tablanette rules presets`).")]
 PlayersOpt = Annotated[int, typer.Option("--players", "-n", help="Number of seats (2, 3 or 4).")]

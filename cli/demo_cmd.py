@@ -5,10 +5,16 @@ private server), the engine service, two Celery workers and the bots (the
 built-in Python bots and, when Node.js is set up, the Node.js bot), plays a
 double round-robin with live progress, prints the Elo ladder, exports and
 re-verifies every record, and stops everything.
+
+The demo's league is the arena's own: league ``demo`` under the arena's key
+prefix (``TABLANETTE_PREFIX``), so ``tablanette up``, ``web`` and ``league``
+see it afterwards. A new demo replaces the previous demo league and re-issues
+the tokens of its own bots (``demo-*``); nothing else of the arena is touched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
@@ -16,12 +22,16 @@ from typing import Annotated
 
 import typer
 
-from cli.local import LocalArena, clear_prefix
+from cli.local import LocalArena, Stopped
 from engine_service.rules import read_records, verify_record
+from store.leagues import League, LeagueStore
+from store.tokens import BotTokens
 
 from .common import arena_settings, console, fail
 
-BOTS = (("strong", "strong"), ("greedy", "greedy"), ("random", "random"))
+BOTS = (("strong", "demo-strong"), ("greedy", "demo-greedy"), ("random", "demo-random"))
+NODE_BOT = "demo-node"
+LEAGUE = "demo"
 
 
 def demo(
@@ -35,40 +45,50 @@ def demo(
 ) -> None:
     """Run a demo league end to end and print the ladder."""
     started = time.monotonic()
-    arena = LocalArena(workdir, redis_url=arena_settings().redis_url, prefix="demo")
+    settings = arena_settings()
+    arena = LocalArena(workdir, redis_url=settings.redis_url, prefix=settings.prefix)
     try:
-        url = arena.ensure_redis()
-        clear_prefix(arena.redis, arena.prefix)
-        arena.extra_env.update(
-            TABLANETTE_GRACE_MS="5000",
-            TABLANETTE_VISIBILITY_TIMEOUT="600",
-            TABLANETTE_LEASE_MS="10000",
-        )
-        # this process feeds the league through the same settings
-        os.environ.update({k: v for k, v in arena.child_env().items() if k.startswith("TABLANETTE_")})
-        console.print(
-            f"[bold]Tablanette Arena demo[/] (redis {url}, key prefix {arena.prefix!r}, logs in {arena.logs})",
-            highlight=False,
-        )
-        _, port = arena.start_engine()
-        address = f"127.0.0.1:{port}"
-        arena.start_workers(workers)
-        names = _start_bots(arena, address)
-        arena.wait_connected(*names)
-        _, web = arena.start_web(_port_or_free(web_port))
-        console.print(f"engine service on {address}; {workers} workers; bots: {', '.join(names)}", highlight=False)
-        console.print(f"watch it live: http://127.0.0.1:{web}/leagues/demo", highlight=False)
-        _run_league(names, games, workdir)
-        console.print(f"demo finished in {time.monotonic() - started:.0f} s", highlight=False)
-        if console.is_terminal if keep_serving is None else keep_serving:
-            console.print(
-                f"The web ladder stays up at http://127.0.0.1:{web}/leagues/demo (Ctrl-C to stop).", highlight=False
-            )
-            _serve_until_interrupted(arena)
+        with arena.supervised():
+            _demo(arena, games, workers, web_port, keep_serving, started)
     except (RuntimeError, TimeoutError) as exc:
         fail(str(exc))
-    finally:
-        arena.stop()
+    except (KeyboardInterrupt, Stopped):
+        with contextlib.suppress(BrokenPipeError):
+            console.print("demo stopped")
+        raise typer.Exit(130) from None
+
+
+def _demo(
+    arena: LocalArena, games: int, workers: int, web_port: int, keep_serving: bool | None, started: float
+) -> None:
+    url = arena.ensure_redis()
+    LeagueStore(arena.redis, arena.prefix).delete(LEAGUE)  # the previous demo, and nothing else
+    arena.extra_env.update(
+        TABLANETTE_GRACE_MS="5000",
+        TABLANETTE_VISIBILITY_TIMEOUT="600",
+        TABLANETTE_LEASE_MS="10000",
+    )
+    # this process feeds the league through the same settings
+    os.environ.update({k: v for k, v in arena.child_env().items() if k.startswith("TABLANETTE_")})
+    console.print(
+        f"[bold]Tablanette Arena demo[/] (redis {url}, key prefix {arena.prefix!r}, logs in {arena.logs})",
+        highlight=False,
+    )
+    _, port = arena.start_engine()
+    address = f"127.0.0.1:{port}"
+    arena.start_workers(workers)
+    names = _start_bots(arena, address)
+    arena.wait_connected(*names)
+    _, web = arena.start_web(_port_or_free(web_port))
+    console.print(f"engine service on {address}; {workers} workers; bots: {', '.join(names)}", highlight=False)
+    console.print(f"watch it live: http://127.0.0.1:{web}/leagues/{LEAGUE}", highlight=False)
+    _run_league(names, games, arena.workdir)
+    console.print(f"demo finished in {time.monotonic() - started:.0f} s", highlight=False)
+    if console.is_terminal if keep_serving is None else keep_serving:
+        console.print(
+            f"The web ladder stays up at http://127.0.0.1:{web}/leagues/{LEAGUE} (Ctrl-C to stop).", highlight=False
+        )
+        _serve_until_interrupted(arena)
 
 
 def _port_or_free(port: int) -> int:
@@ -84,20 +104,27 @@ def _port_or_free(port: int) -> int:
 
 
 def _serve_until_interrupted(arena: LocalArena) -> None:
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # the normal end of a finished demo
         while not arena.check():
             time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+
+
+def _token(arena: LocalArena, name: str) -> str:
+    """A fresh token for one of the demo's own bots (revoking the previous demo's)."""
+    tokens = BotTokens(arena.redis, arena.prefix)
+    info = tokens.info(name)
+    if info is not None and not info.revoked:
+        tokens.revoke(name)
+    return tokens.add(name)
 
 
 def _start_bots(arena: LocalArena, address: str) -> list[str]:
     names = []
     for kind, name in BOTS:
-        arena.start_python_bot(kind, name, arena.add_bot(name), address)
+        arena.start_python_bot(kind, name, _token(arena, name), address)
         names.append(name)
-    if arena.start_node_bot("node-greedy", arena.add_bot("node-greedy"), address) is not None:
-        names.append("node-greedy")
+    if arena.start_node_bot(NODE_BOT, _token(arena, NODE_BOT), address) is not None:
+        names.append(NODE_BOT)
     else:
         console.print("(Node.js bot skipped: run `npm ci` in bots/node to include it)")
     return names
@@ -105,19 +132,18 @@ def _start_bots(arena: LocalArena, address: str) -> list[str]:
 
 def _run_league(names: list[str], games: int, workdir: Path) -> None:
     from engine_service.rules import Rules, write_records
-    from store.leagues import League
 
     from .league_cmd import print_ladder, results, run_feed, store
 
     st = store()
-    st.create(League("demo", Rules.preset("tablic"), "double-round-robin", games, seed="demo"))
-    st.add_bots("demo", names)
-    status = run_feed("demo", window=0)
+    st.create(League(LEAGUE, Rules.preset("tablic"), "double-round-robin", games, seed=LEAGUE))
+    st.add_bots(LEAGUE, names)
+    status = run_feed(LEAGUE, window=0)
     console.print(f"{status.done} matches played" + (f", {status.failed} failed" if status.failed else ""))
-    print_ladder("demo", results().ladder("demo"))
+    print_ladder(LEAGUE, results().ladder(LEAGUE))
     out = workdir / "records.jsonl"
     with out.open("w", encoding="utf-8") as fh:
-        write_records(results().records("demo"), fh)
+        write_records(results().records(LEAGUE), fh)
     verified = sum(1 for _, rec in read_records(out) if verify_record(rec).is_over)
     console.print(f"{verified} records exported to {out} and re-verified.", highlight=False)
     console.print(

@@ -1,22 +1,25 @@
-"""``tablanette league create | add-bot | start | status | cancel | ladder`` and ``records export``."""
+"""``tablanette league create | add-bot | start | retry | status | list | cancel | ladder`` and ``records export``."""
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from engine_service.rules import write_records
-from scheduler.league import TASK_NAME, feed
-from store.leagues import FORMATS, League, LeagueError, LeagueStatus, LeagueStore
+from scheduler.league import Feeder
+from store.client import connect
+from store.leagues import ABSENT_ACTIONS, FORMATS, League, LeagueError, LeagueStatus, LeagueStore
 from store.results import LadderRow, LeagueResults
+from store.tokens import BotTokens
 
-from .common import PlayersOpt, PresetOpt, RuleOpt, build_rules, console, fail, redis_client
+from .common import PlayersOpt, PresetOpt, RuleOpt, arena_settings, build_rules, console, fail, redis_client
 
 app = typer.Typer(help="Leagues: round-robin tournaments played by the workers, rated by Elo.", no_args_is_help=True)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -45,11 +48,21 @@ def create(
     k: Annotated[float, typer.Option(help="Elo K factor.")] = 24.0,
     initial: Annotated[float, typer.Option(help="Initial Elo rating.")] = 1500.0,
     seed: Annotated[str, typer.Option(help="Seed of every deal (default: the league name).")] = "",
+    absent_timeout: Annotated[
+        float, typer.Option(min=0, help="Seconds a bot may stay disconnected before --absent-action applies.")
+    ] = 600.0,
+    absent_action: Annotated[
+        str, typer.Option(help="For a bot away past --absent-timeout: pause (wait for it) or forfeit (its matches).")
+    ] = "pause",
 ) -> None:
     """Create a league (add bots next, then start it)."""
     rules = build_rules(preset, players, rule)
+    if absent_action not in ABSENT_ACTIONS:
+        fail(f"--absent-action must be one of {', '.join(ABSENT_ACTIONS)}, not {absent_action!r}")
+    league = League(name, rules, format, games, mirrored, champion, k, initial, seed)
+    league.absent_timeout, league.absent_action = absent_timeout, absent_action
     try:
-        store().create(League(name, rules, format, games, mirrored, champion, k, initial, seed))
+        store().create(league)
     except LeagueError as exc:
         fail(str(exc))
     console.print(f"league [bold]{name}[/] created ({rules.preset_name}, {players} players, {format})")
@@ -57,9 +70,17 @@ def create(
 
 @app.command("add-bot")
 def add_bot(name: str, bots: Annotated[list[str], typer.Argument(help="Registered bot names.")]) -> None:
-    """Add participants (before the league starts)."""
+    """Add participants (before the league starts); each must be registered (`tablanette bot add`)."""
+    st = store()
+    tokens = BotTokens(st.r, st.prefix)
+    for bot in bots:
+        info = tokens.info(bot)
+        if info is None:
+            fail(f"bot {bot!r} is not registered: register it first with `tablanette bot add {bot}`")
+        if info.revoked:
+            fail(f"bot {bot!r} has no valid token (revoked): `tablanette bot add {bot}` issues a new one")
     try:
-        league = store().add_bots(name, bots)
+        league = st.add_bots(name, bots)
     except LeagueError as exc:
         fail(str(exc))
     console.print(f"league {name}: {len(league.bots)} bots ({', '.join(league.bots)})", highlight=False)
@@ -77,40 +98,58 @@ def progress_bar() -> Progress:
     )
 
 
+def progress_line(s: LeagueStatus) -> str:
+    """One line of progress: counts, failures and who the league waits for."""
+    eta = f", eta {s.eta_seconds:.0f} s" if s.eta_seconds and s.remaining else ""
+    note = s.waiting_note()
+    return (
+        f"{s.league}: {s.status}; {s.done}/{s.total} done, {s.running} running, {s.queued} queued, "
+        f"{s.failed} failed{eta}" + (f"; {note}" if note else "")
+    )
+
+
 def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
-    """Feed the league to the workers with a live progress bar until it ends."""
+    """Feed the league to the workers (riding out Redis and broker outages) until every match is over."""
+    from scheduler.queue import MatchQueue
     from worker.celery_app import app as celery_app
-    from worker.celery_app import settings as worker_settings
 
-    st = store()
-
-    def enqueue(league: str, match_id: str) -> None:
-        celery_app.send_task(TASK_NAME, args=[league, match_id], queue=worker_settings.queue)
-
+    settings = arena_settings()
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("tablanette").setLevel(logging.INFO)
+    st = LeagueStore(connect(settings.redis_url, ride_out=True), settings.prefix)  # a scheduler outlives outages
+    st.load(league_id)  # a clear error now if there is no such league
+    enqueue = MatchQueue(celery_app, settings.queue)
     if quiet:
-        return feed(st, league_id, enqueue, window)
+        return Feeder(st, league_id, enqueue, window).run()
     if not console.is_terminal:  # a log, not a bar: one line every few seconds and at the end
         last = {"at": 0.0}
 
         def log_line(s: LeagueStatus) -> None:
             if time.monotonic() - last["at"] >= 5 or s.remaining == 0:
                 last["at"] = time.monotonic()
-                eta = f", eta {s.eta_seconds:.0f} s" if s.eta_seconds and s.remaining else ""
-                console.print(
-                    f"{league_id}: {s.done + s.failed}/{s.total} done, {s.running} running, "
-                    f"{s.queued} queued, {s.failed} failed{eta}",
-                    highlight=False,
-                )
+                console.print(progress_line(s), highlight=False)
 
-        return feed(st, league_id, enqueue, window, on_progress=log_line)
+        return Feeder(st, league_id, enqueue, window, on_progress=log_line).run()
     with progress_bar() as bar:
         task = bar.add_task(league_id, total=None, extra="")
 
         def show(s: LeagueStatus) -> None:
             extra = f"running {s.running}, queued {s.queued}" + (f", [red]failed {s.failed}[/]" if s.failed else "")
+            if note := s.waiting_note():
+                extra += f", [yellow]{note}[/]"
             bar.update(task, total=s.total, completed=s.done + s.failed, extra=extra)
 
-        return feed(st, league_id, enqueue, window, on_progress=show)
+        return Feeder(st, league_id, enqueue, window, on_progress=show).run()
+
+
+def _report_end(name: str, status: LeagueStatus) -> None:
+    console.print(
+        f"league {name}: {status.status}, {status.done} of {status.total} matches done"
+        + (f", [red]{status.failed} failed[/] (see `tablanette league status {name}`)" if status.failed else ""),
+        highlight=False,
+    )
+    if status.status == "incomplete":
+        console.print(f"`tablanette league retry {name}` plays the failed matches again.", highlight=False)
 
 
 @app.command()
@@ -118,37 +157,85 @@ def start(
     name: str,
     window: Annotated[int, typer.Option(help="Matches kept in flight (0: enqueue all at once).")] = 8,
 ) -> None:
-    """Start (or resume) a league and feed it to the workers until it finishes.
+    """Start (or resume) a league and feed it to the workers until every match is over.
 
-    Stopping this command loses nothing: run it again to resume.
+    Stopping this command loses nothing: run it again to resume. Failed matches
+    are played again (with a fresh budget of attempts).
     """
     try:
         status = run_feed(name, window)
     except LeagueError as exc:
         fail(str(exc))
-    console.print(
-        f"league {name}: {status.status}, {status.done} of {status.total} matches done"
-        + (f", {status.failed} failed" if status.failed else ""),
-        highlight=False,
-    )
+    _report_end(name, status)
+
+
+@app.command()
+def retry(
+    name: str,
+    window: Annotated[int, typer.Option(help="Matches kept in flight (0: enqueue all at once).")] = 8,
+) -> None:
+    """Play a league's failed matches again (each keeps its first cause), then feed it to the end."""
+    try:
+        failed = store().retry_failed(name)
+        console.print(f"league {name}: retrying {len(failed)} failed match(es)", highlight=False)
+        status = run_feed(name, window)
+    except LeagueError as exc:
+        fail(str(exc))
+    _report_end(name, status)
 
 
 @app.command()
 def status(name: str, as_json: JsonOpt = False) -> None:
-    """Progress of a league."""
+    """Progress of a league, who it waits for, and every match that failed or was interrupted (with why)."""
+    st = store()
     try:
-        s = store().status(name)
+        s = st.status(name)
+        troubles = st.troubles(name)
     except LeagueError as exc:
         fail(str(exc))
     if as_json:
-        print(json.dumps(s.to_json()))
+        print(json.dumps({**s.to_json(), "troubles": troubles}))
         return
-    eta = f", about {s.eta_seconds:.0f} s left" if s.eta_seconds and s.remaining else ""
-    console.print(
-        f"league {name}: {s.status}; {s.done}/{s.total} done, {s.running} running, {s.queued} queued, "
-        f"{s.failed} failed{eta}",
-        highlight=False,
-    )
+    console.print(progress_line(s), highlight=False)
+    if troubles:
+        table = Table(title="matches that failed, wait or were interrupted")
+        for col in ("match", "status", "seats", "attempts", "interruptions", "why"):
+            table.add_column(col)
+        for t in troubles:
+            table.add_row(
+                t["match_id"],
+                t.get("status", ""),
+                ", ".join(json.loads(t.get("seats", "[]"))),
+                t.get("attempts", "0"),
+                t.get("interruptions", "0"),
+                _why(t),
+            )
+        console.print(table)
+
+
+def _why(t: dict[str, Any]) -> str:
+    if t.get("status") == "failed":
+        first, last = t.get("first_error", ""), t.get("error", "")
+        return f"failed: {first}" + (f" (last: {last})" if last and last != first else "")
+    if t.get("waiting"):
+        return f"waiting: {t['waiting']}"
+    return f"interrupted: {t.get('interrupted', '')}"
+
+
+@app.command("list")
+def list_leagues(as_json: JsonOpt = False) -> None:
+    """Every league with its status and progress."""
+    st = store()
+    rows = [st.status(lid) for lid in st.league_ids()]
+    if as_json:
+        print(json.dumps([r.to_json() for r in rows]))
+        return
+    table = Table(title="leagues")
+    for col in ("league", "status", "done", "failed", "total", "waiting for"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.league, r.status, str(r.done), str(r.failed), str(r.total), ", ".join(sorted(r.absent)))
+    console.print(table)
 
 
 @app.command()

@@ -6,22 +6,31 @@ the web ladder and bots (Python, Node.js, C++) through :class:`LocalArena`.
 Every child runs in its own process group with the arena's Redis URL and key
 prefix in its environment, logs to ``<workdir>/logs/<name>.log``, and is stopped in
 reverse order (SIGTERM, then SIGKILL after a grace period).
+
+Nothing is left behind, however the supervisor ends: :meth:`LocalArena.supervised`
+stops every child on a signal (SIGINT, SIGTERM, SIGHUP), an error or a closed
+output pipe, and on Linux every child is also told to stop when the supervisor
+process dies, even by SIGKILL (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
+from typing import TextIO
 
 import redis
 
@@ -117,6 +126,30 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _stop_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the supervisor dies, however it dies (Linux)."""
+    if sys.platform == "linux":
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def output_closed(stream: TextIO | None = None) -> bool:
+    """Whether nobody reads ``stream`` (standard output) any more: a pipe whose reader has gone."""
+    try:
+        fd = (stream or sys.stdout).fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLERR | select.POLLHUP)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+class Stopped(Exception):
+    """The supervisor was asked to stop (a signal, or its output pipe closed)."""
+
+
 def _address(address: str | int) -> str:
     """``host:port``; a bare port means 127.0.0.1."""
     return f"127.0.0.1:{address}" if isinstance(address, int) else address
@@ -172,6 +205,7 @@ class LocalArena:
                 env=self.child_env(**(env or {})),
                 cwd=cwd or ROOT,
                 start_new_session=True,
+                preexec_fn=_stop_with_parent,
             )
         child = Child(name, popen, log)
         self.children.append(child)
@@ -225,20 +259,21 @@ class LocalArena:
 
     def start_python_bot(self, kind: str, name: str, token: str, address: str | int, *extra: str) -> Child:
         """A built-in Python bot (``python -m bots``) connected to ``address`` (or a port on 127.0.0.1)."""
-        argv = [sys.executable, "-m", "bots", kind, "--name", name, "--token", token, "--address", _address(address)]
-        return self.spawn(f"bot-{name}", [*argv, *extra])
+        argv = [sys.executable, "-m", "bots", kind, "--name", name, "--address", _address(address)]
+        return self.spawn(f"bot-{name}", [*argv, *extra], {"TABLANETTE_TOKEN": token})  # never in `ps`
 
     def start_node_bot(self, name: str, token: str, address: str | int) -> Child | None:
         """The Node.js example bot, or None when Node.js or its packages are missing."""
         node = shutil.which("node")
         if node is None or not (ROOT / "bots/node/node_modules").exists():
             return None
-        argv = [node, str(ROOT / "bots/node/bot.js"), "--address", _address(address), "--token", token]
-        return self.spawn(f"bot-{name}", [*argv, "--name", name])
+        argv = [node, str(ROOT / "bots/node/bot.js"), "--address", _address(address), "--name", name]
+        return self.spawn(f"bot-{name}", argv, {"TABLANETTE_TOKEN": token})
 
     def start_cpp_bot(self, name: str, token: str, address: str | int) -> Child:
         exe = ROOT / "bots/cpp/build/tablanette-cpp-bot"
-        return self.spawn(f"bot-{name}", [str(exe), "--address", _address(address), "--token", token, "--name", name])
+        argv = [str(exe), "--address", _address(address), "--name", name]
+        return self.spawn(f"bot-{name}", argv, {"TABLANETTE_TOKEN": token})
 
     def tablanette(self, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
         """Run the ``tablanette`` command against this arena and return its result."""
@@ -257,6 +292,26 @@ class LocalArena:
             time.sleep(0.05)
         logs = "\n".join(f"--- {c.name}\n{c.tail(2000)}" for c in self.children)
         raise TimeoutError(f"bots never connected: {', '.join(missing)}\n{logs}")
+
+    @contextlib.contextmanager
+    def supervised(self) -> Iterator[LocalArena]:
+        """Stop every child when the block ends, however it ends (see the module's doc).
+
+        SIGTERM and SIGHUP raise :class:`Stopped` in the block (SIGINT raises
+        KeyboardInterrupt as usual); a closed output pipe is the caller's to notice
+        (:func:`output_closed`).
+        """
+
+        def stop(signum: int, frame: FrameType | None) -> None:
+            raise Stopped(signal.Signals(signum).name)
+
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.stop()
 
     def check(self) -> list[str]:
         """Names of children that have died."""

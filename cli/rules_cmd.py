@@ -116,7 +116,10 @@ def captures(
     """Every legal capture set for a card on a table (or a whole batch of questions)."""
     rules = build_rules(preset, players, rule)
     if batch is not None:
-        _batch(rules, batch)
+        try:
+            _batch(rules, batch)
+        except OSError as exc:
+            fail(f"cannot read --batch {batch}: {exc.strerror or exc}")
         return
     if card is None:
         fail("give --card (and --table), or --batch FILE")

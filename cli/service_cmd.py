@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from store.sessions import read_session
 from store.tokens import BotTokens, TokenError
 
-from .common import arena_settings, console, fail, redis_client
+from .common import arena_settings, console, err_console, fail, redis_client
 
 bot_app = typer.Typer(help="Register bots, issue and revoke tokens, run a built-in bot.", no_args_is_help=True)
 
@@ -39,18 +41,37 @@ def add(name: str) -> None:
         token = _tokens().add(name)
     except TokenError as exc:
         fail(str(exc))
-    console.print(f"bot [bold]{name}[/] registered. Its token (shown only now):", highlight=False)
-    print(token)
+    err_console.print(
+        f"bot [bold]{name}[/] registered. Its token (shown only now; give it to the bot as TABLANETTE_TOKEN):",
+        highlight=False,
+    )
+    print(token)  # alone on standard output: TABLANETTE_TOKEN=$(tablanette bot add NAME) works
 
 
 @bot_app.command("list")
-def list_bots() -> None:
-    """List registered bots."""
+def list_bots(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+    """List registered bots: token status, and where each is connected now."""
+    client, settings = redis_client()
+    rows = []
+    for info in BotTokens(client, settings.prefix).list():
+        session = read_session(client, settings.prefix, info.name)
+        rows.append(
+            {
+                "bot": info.name,
+                "token": info.token_prefix + "…",
+                "status": "revoked" if info.revoked else "active",
+                "connected": session.replica if session else None,
+                "version": session.version if session else None,
+            }
+        )
+    if as_json:
+        print(json.dumps(rows))
+        return
     table = Table(title="registered bots")
-    for col in ("bot", "token", "status"):
+    for col in ("bot", "token", "status", "connected to", "version"):
         table.add_column(col)
-    for info in _tokens().list():
-        table.add_row(info.name, info.token_prefix + "…", "revoked" if info.revoked else "active")
+    for r in rows:
+        table.add_row(r["bot"], r["token"], r["status"], r["connected"] or "-", r["version"] or "-")
     console.print(table)
 
 
@@ -67,7 +88,9 @@ def revoke(name: str) -> None:
 @bot_app.command("run")
 def run_bot(
     name: Annotated[str, typer.Argument(help="Built-in bot: random, greedy or strong.")],
-    address: Annotated[str, typer.Option(envvar="TABLANETTE_ADDRESS")] = "127.0.0.1:50051",
+    address: Annotated[
+        str, typer.Option(envvar="TABLANETTE_ADDRESS", help="Engine service replicas, comma-separated.")
+    ] = "127.0.0.1:50051",
     token: Annotated[str | None, typer.Option(envvar="TABLANETTE_TOKEN")] = None,
     as_name: Annotated[str | None, typer.Option("--as", help="Registered name, if not the built-in name.")] = None,
     max_games: Annotated[int, typer.Option(min=1)] = 4,

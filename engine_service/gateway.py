@@ -33,6 +33,8 @@ from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import game_pb2 as gpb
 
 log = logging.getLogger("tablanette.gateway")
+SLOW_STORE_S = 1.0
+"""A registry lookup slower than this was held up by Redis (the arena's time, not a bot's)."""
 SERVER_VERSION = "tablanette-arena/0.1"
 HELLO_TIMEOUT_S = 10.0
 
@@ -46,6 +48,8 @@ class PendingTurn:
     legal_pb: Sequence[gpb.Play]
     future: asyncio.Future[gpb.Play]
     rejected: int = 0
+    arena_fault: bool = False
+    """The wait was held up by the replica's own store (Redis): a disconnect is then not the bot's fault."""
     _legal: list[Play] | None = None
 
     @property
@@ -114,23 +118,26 @@ class Gateway:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
-        conn = await self._authenticate(first, context)
+        conn = BotConnection(await self._authenticate(first, context))
         name = conn.entry.bot
-        yield apb.ServerMessage(
-            welcome=apb.Welcome(
-                session_id=conn.entry.session_id,
-                bot_name=name,
-                server_version=SERVER_VERSION,
-                keepalive_ms=self.settings.keepalive_ms,
-                grace_ms=self.settings.grace_ms,
+        reader: asyncio.Task[None] | None = None
+        try:  # from registration on, every way out (a cancel mid-Welcome included) runs the cleanup below
+            await self._register(conn)
+            yield apb.ServerMessage(
+                welcome=apb.Welcome(
+                    session_id=conn.entry.session_id,
+                    bot_name=name,
+                    server_version=SERVER_VERSION,
+                    keepalive_ms=self.settings.keepalive_ms,
+                    grace_ms=self.settings.grace_ms,
+                )
             )
-        )
-        reader = asyncio.create_task(self._read(it, conn))
-        try:
+            reader = asyncio.create_task(self._read(it, conn))
             while (msg := await conn.outbox.get()) is not None:
                 yield msg
         finally:
-            reader.cancel()
+            if reader is not None:
+                reader.cancel()
             conn.closed.set()
             if self.connections.get(name) is conn:
                 del self.connections[name]
@@ -141,7 +148,8 @@ class Gateway:
         if conn.abort_code is not None:
             await context.abort(conn.abort_code, conn.abort_details)
 
-    async def _authenticate(self, first: apb.BotMessage, context: grpc.aio.ServicerContext) -> BotConnection:
+    async def _authenticate(self, first: apb.BotMessage, context: grpc.aio.ServicerContext) -> SessionEntry:
+        """The session a Hello asks for, or an abort with the reason (nothing is registered yet)."""
         if first.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message on the stream must be a Hello")
         hello = first.hello
@@ -157,19 +165,19 @@ class Gateway:
             )
         if hello.max_games < 0 or len(hello.version) > 64:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_games must be >= 0 and version <= 64 chars")
-        entry = SessionEntry(
-            name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games)
-        )
-        conn = BotConnection(entry)
+        return SessionEntry(name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games))
+
+    async def _register(self, conn: BotConnection) -> None:
+        """Make ``conn`` the bot's live session, here and in the registry (a newer session replaces an older)."""
+        name = conn.entry.bot
         old = self.connections.get(name)
         if old is not None:
             old.close(grpc.StatusCode.ABORTED, "replaced by a newer session of the same bot")
         self.connections[name] = conn
         self.disconnected_at.pop(name, None)
-        await self.registry.claim(entry)
+        await self.registry.claim(conn.entry)
         self._arrived(name)
-        log.info("bot %s connected (version %r, session %s)", name, entry.version, entry.session_id)
-        return conn
+        log.info("bot %s connected (version %r, session %s)", name, conn.entry.version, conn.entry.session_id)
 
     async def _read(self, it: AsyncIterator[apb.BotMessage], conn: BotConnection) -> None:
         try:
@@ -224,7 +232,7 @@ class Gateway:
         pending = PendingTurn(req.turn.turn_id, req.turn.legal_plays, asyncio.get_running_loop().create_future())
         self.pending[(bot, game_id)] = pending
         try:
-            conn = await self._wait_for(bot, grace)
+            conn = await self._wait_for(bot, grace, pending)
             while conn is not None:
                 if game_id not in conn.announced:
                     conn.send(apb.ServerMessage(game_started=req.game))
@@ -242,7 +250,7 @@ class Gateway:
                     return self._response(outcome.PLAYED, pending, started)
                 if not conn.closed.is_set():
                     return self._response(outcome.TIMEOUT, pending, started)
-                conn = await self._wait_for(bot, grace)
+                conn = await self._wait_for(bot, grace, pending)
             return self._response(outcome.DISCONNECTED, pending, started)
         finally:
             if self.pending.get((bot, game_id)) is pending:
@@ -250,18 +258,23 @@ class Gateway:
 
     def _response(self, outcome: dpb.PlayResponse.Outcome, pending: PendingTurn, started: float) -> dpb.PlayResponse:
         resp = dpb.PlayResponse(
-            outcome=outcome, rejected=pending.rejected, elapsed_ms=int((time.monotonic() - started) * 1000)
+            outcome=outcome,
+            rejected=pending.rejected,
+            elapsed_ms=int((time.monotonic() - started) * 1000),
+            arena_fault=pending.arena_fault,
         )
         if pending.future.done():
             resp.play.CopyFrom(pending.future.result())
         return resp
 
-    async def _wait_for(self, bot: str, grace: float) -> BotConnection | None:
+    async def _wait_for(self, bot: str, grace: float, pending: PendingTurn) -> BotConnection | None:
         """The bot's live connection here, waiting out the rest of its grace period.
 
         Gives up early when the registry shows the bot connected to another
         replica (the runner then asks that one), or when this replica is
-        draining (so a shutdown need not wait out the grace period).
+        draining (so a shutdown need not wait out the grace period). Time a
+        registry lookup spends waiting for Redis is not the bot's: it is added
+        to the grace period, and the turn is marked as the arena's fault.
         """
         since = self.disconnected_at.get(bot, time.monotonic())
         while True:
@@ -273,7 +286,12 @@ class Gateway:
             remaining = grace - (time.monotonic() - since)
             if remaining <= 0:
                 return None
-            entry = await self.registry.lookup(bot)
+            asked = time.monotonic()
+            entry = await self.registry.lookup(bot)  # the client waits out a Redis outage
+            held_up = time.monotonic() - asked
+            if held_up > SLOW_STORE_S:
+                since += held_up
+                pending.arena_fault = True
             if entry is not None and entry.replica != self.settings.advertise:
                 return None
             event = self._arrivals.setdefault(bot, asyncio.Event())
@@ -296,7 +314,10 @@ class Gateway:
         while True:
             await asyncio.sleep(interval)
             live = list(self.connections.values())
-            with contextlib.suppress(Exception):
+            now = int(time.time() * 1000)
+            for live_conn in live:  # before the registry: a Redis outage must not stop the keepalives
+                live_conn.send(apb.ServerMessage(keepalive=apb.Keepalive(unix_ms=now)))
+            try:
                 refreshed = await self.registry.refresh([c.entry for c in live])
                 for entry in refreshed.taken_over:
                     conn = self.connections.get(entry.bot)
@@ -306,9 +327,8 @@ class Gateway:
                     conn = self.connections.get(entry.bot)
                     if conn is not None and conn.entry == entry and not conn.closed.is_set():
                         await self.registry.claim(entry)
-            now = int(time.time() * 1000)
-            for conn in live:
-                conn.send(apb.ServerMessage(keepalive=apb.Keepalive(unix_ms=now)))
+            except Exception:  # the loop must outlive anything; the next pass tries again
+                log.exception("refreshing the session registry failed")
 
     def drain(self) -> None:
         """Stop taking bots and ask connected ones to reconnect elsewhere."""

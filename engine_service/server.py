@@ -16,12 +16,12 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.asyncio import Redis
 
 from config import ArenaSettings
 from engine_service.dispatch import DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
+from store.client import connect_async
 from store.sessions import SessionRegistry, internal_secret
 from store.tokens import lookup_token
 from tablanette.v1 import arena_pb2, arena_pb2_grpc, dispatch_pb2, dispatch_pb2_grpc, rules_pb2
@@ -66,7 +66,7 @@ class EngineServer:
 
     def __init__(self, settings: ArenaSettings) -> None:
         self.settings = settings
-        self.redis = Redis.from_url(settings.redis_url)
+        self.redis = connect_async(settings.redis_url, ride_out=True)  # waits out Redis outages, and logs them
         self.registry = SessionRegistry(self.redis, settings.prefix, settings.session_ttl_ms)
         self.gateway = Gateway(settings, self.registry, self._lookup_token)
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()

@@ -1,23 +1,42 @@
 """Running a league: plan it, feed its matches to the workers, resume, report.
 
 A league (:class:`store.leagues.League`) becomes a plan of matches with stable
-ids (:mod:`scheduler.pairings`). The scheduler *feeds* the Celery queue: it
-keeps a window of matches in flight and enqueues more as results land.
-Stopping it loses nothing: a restarted scheduler recomputes the same plan,
-skips what is done and re-enqueues everything unfinished (a duplicate delivery
-is harmless: the worker's lease and the idempotent commit make sure a match
-counts once).
+ids (:mod:`scheduler.pairings`). The :class:`Feeder` keeps a window of matches
+in flight and enqueues more as results land. It never needs a person:
+
+- **Stopped and started again** (or killed), it recomputes the same plan, skips
+  what is done, and re-enqueues everything queued or running (a duplicate
+  delivery is harmless: the lease and the idempotent commit make a match count
+  once). Failed matches get a fresh budget of attempts (``league retry``).
+- **Redis away** (restarted, paused): its client waits it out (:mod:`store.client`)
+  and the queue sender retries the broker; after such a stall it re-enqueues
+  what was in flight, in case a message was lost with the outage.
+- **A worker killed or stalled**: a running match whose lease has expired is
+  put back in the queue within a poll, not after the broker's visibility timeout.
+- **A bot not connected**: its matches are held back while the others play, the
+  league says ``waiting for X: not connected``; after the league's
+  ``absent_timeout`` it either pauses for it or forfeits its remaining matches
+  (``absent_action``).
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 
+from engine_service.rules import Match, match_record
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
 from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
+from worker.match_runner import SeatConduct
 
 TASK_NAME = "tablanette.play_match"
+STALL_S = 5.0
+"""A pass of the feeder slower than this went through an outage: re-send what is in flight."""
+PRESENCE_EVERY_S = 1.0
+
+log = logging.getLogger("tablanette.scheduler")
 
 
 def plan_league(league: League) -> list[PlannedMatch]:
@@ -40,6 +59,139 @@ def prepare(store: LeagueStore, league_id: str) -> list[PlannedMatch]:
     return plan
 
 
+@dataclass
+class Feeder:
+    """Feeds one league to the workers until every match is over (see the module's doc)."""
+
+    store: LeagueStore
+    league_id: str
+    enqueue: Callable[[str, str], None]
+    window: int = 8
+    """Matches kept in flight (0: all at once)."""
+    poll: float = 0.2
+    on_progress: Callable[[LeagueStatus], None] | None = None
+    should_stop: Callable[[], bool] = lambda: False
+    clock: Callable[[], float] = time.time
+    seats: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    fresh: list[str] = field(default_factory=list)
+    absent: dict[str, float] = field(default_factory=dict)
+    _presence_at: float = 0.0
+
+    def run(self) -> LeagueStatus:
+        league = self.store.load(self.league_id)
+        retried = self.store.retry_failed(self.league_id)
+        if retried:
+            log.info("league %s: retrying %d failed match(es)", self.league_id, len(retried))
+        plan = prepare(self.store, self.league_id)
+        self.seats = {m.match_id: m.seats for m in plan}
+        self._resend_in_flight()
+        while True:
+            started = time.monotonic()
+            st = self.store.status(self.league_id)
+            if self.on_progress is not None:
+                self.on_progress(st)
+            if st.status == "cancelled" or st.remaining == 0 or self.should_stop():
+                self.store.finish_if_complete(self.league_id)
+                return self.store.status(self.league_id)
+            self._reclaim_orphans()
+            self._check_presence(league)
+            self._fill(st)
+            self._say_whether_waiting(st, league)
+            if (took := time.monotonic() - started) > STALL_S:
+                log.warning(
+                    "league %s: a pass took %.0f s (an outage?); re-sending what is in flight", self.league_id, took
+                )
+                self._resend_in_flight()
+            time.sleep(self.poll)
+
+    def _resend_in_flight(self) -> None:
+        """Enqueue again every match queued or running (its message may be lost); keep the planned ones."""
+        pending = self.store.unfinished(self.league_id)
+        for mid in sorted(mid for mid, s in pending if s in ("queued", "running")):
+            self.enqueue(self.league_id, mid)
+        self.fresh = [mid for mid, s in pending if s == "planned"]
+
+    def _reclaim_orphans(self) -> None:
+        for mid in self.store.orphans(self.league_id):
+            worker = self.store.match(self.league_id, mid).get("worker", "?")
+            reason = f"worker {worker} stopped answering (its lease expired)"
+            if self.store.requeue(self.league_id, mid, reason):
+                log.warning("league %s: match %s: %s; queued again", self.league_id, mid, reason)
+                self.enqueue(self.league_id, mid)
+
+    def _check_presence(self, league: League) -> None:
+        now = self.clock()
+        if now - self._presence_at < PRESENCE_EVERY_S:
+            return
+        self._presence_at = now
+        absent = self.store.note_presence(self.league_id, self.store.connected(league.bots), now)
+        for bot in sorted(set(absent) - set(self.absent)):
+            log.warning("league %s: waiting for %s: not connected", self.league_id, bot)
+        for bot in sorted(set(self.absent) - set(absent)):
+            log.info("league %s: %s is back", self.league_id, bot)
+        self.absent = absent
+        if league.absent_action == "forfeit":
+            for bot, since in absent.items():
+                if now - since >= league.absent_timeout:
+                    self._forfeit_absent(league, bot, now - since)
+
+    def _involves_absent(self, match_id: str) -> bool:
+        return any(bot in self.absent for bot in self.seats.get(match_id, ()))
+
+    def _fill(self, st: LeagueStatus) -> None:
+        """Enqueue fresh matches up to the window, holding back (for now) those of an absent bot."""
+        in_flight = st.running + st.queued
+        if self.absent:  # matches waiting on an absent bot do not hold the window from the others
+            in_flight -= sum(map(self._involves_absent, self.store.in_flight(self.league_id)))
+        open_slots = len(self.fresh) if self.window <= 0 else self.window - in_flight
+        held = []
+        while open_slots > 0 and self.fresh:
+            mid = self.fresh.pop(0)
+            if self._involves_absent(mid):
+                held.append(mid)
+                continue
+            self.store.mark_queued(self.league_id, mid)
+            self.enqueue(self.league_id, mid)
+            open_slots -= 1
+        self.fresh[:0] = held
+
+    def _say_whether_waiting(self, st: LeagueStatus, league: League) -> None:
+        """``waiting`` (or ``paused`` past the absence limit) while only absent bots' matches are left."""
+        want = "running"
+        if self.absent and all(map(self._involves_absent, self.fresh + self.store.in_flight(self.league_id))):
+            overdue = any(self.clock() - since >= league.absent_timeout for since in self.absent.values())
+            want = "paused" if overdue and league.absent_action == "pause" else "waiting"
+        if st.status != want and st.status in ("running", "waiting", "paused"):
+            self.store.set_status(self.league_id, want)
+
+    def _forfeit_absent(self, league: League, bot: str, gone_for: float) -> None:
+        """Record the absent bot's remaining unplayed matches (planned or queued) as its forfeits."""
+        unplayed = [mid for mid, s in self.store.unfinished(self.league_id) if s in ("planned", "queued")]
+        mine = [mid for mid in unplayed if bot in self.seats.get(mid, ())]
+        if not mine:
+            return
+        log.warning(
+            "league %s: %s absent for %.0f s: it forfeits its %d remaining match(es)",
+            self.league_id,
+            bot,
+            gone_for,
+            len(mine),
+        )
+        keys = self.store.keys(self.league_id)
+        for mid, spec in zip(mine, self.store.matches(self.league_id, mine), strict=True):
+            seats = list(self.seats[mid])
+            absent_seats = [s for s, b in enumerate(seats) if b in self.absent]
+            if len(absent_seats) == len(seats):
+                self.store.ledger.set_state(keys, mid, "failed", error="every bot of the match was absent")
+                continue
+            match = Match(league.rules, spec["seed"])
+            match.forfeit(absent_seats[0])
+            record = match_record(match, seats, f"{self.league_id}/{mid}")
+            conduct = [asdict(SeatConduct(forfeit=s == absent_seats[0])) for s in range(len(seats))]
+            self.store.ledger.commit(keys, mid, record, seats, conduct, league.k, league.initial)
+        self.fresh = [mid for mid in self.fresh if mid not in mine]
+
+
 def feed(
     store: LeagueStore,
     league_id: str,
@@ -49,28 +201,5 @@ def feed(
     on_progress: Callable[[LeagueStatus], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> LeagueStatus:
-    """Run the league to the end: keep ``window`` matches in flight (0: all at once).
-
-    On entry every match already queued or running (left by an earlier
-    scheduler) is enqueued again, so none is skipped if its message was lost.
-    """
-    prepare(store, league_id)
-    pending = store.unfinished(league_id)
-    inflight = {mid for mid, s in pending if s in ("queued", "running")}
-    for mid in sorted(inflight):
-        enqueue(league_id, mid)
-    fresh = [mid for mid, s in pending if s == "planned"]
-    while True:
-        st = store.status(league_id)
-        if on_progress is not None:
-            on_progress(st)
-        if st.status == "cancelled" or st.remaining == 0 or should_stop():
-            store.finish_if_complete(league_id)
-            return store.status(league_id)
-        open_slots = len(fresh) if window <= 0 else window - (st.running + st.queued)
-        while open_slots > 0 and fresh:
-            mid = fresh.pop(0)
-            store.mark_queued(league_id, mid)
-            enqueue(league_id, mid)
-            open_slots -= 1
-        time.sleep(poll)
+    """Run the league to the end (:class:`Feeder`); its final status."""
+    return Feeder(store, league_id, enqueue, window, poll, on_progress, should_stop).run()

@@ -172,3 +172,8 @@ class LeagueKeys:
     def finished_order(self) -> str:
         """List of match ids in the order they finished."""
         return f"{self.base}:finished"
+
+    @property
+    def absent(self) -> str:
+        """Hash: bot -> unix time since when it has been seen not connected (the scheduler keeps it)."""
+        return f"{self.base}:absent"

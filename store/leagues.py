@@ -23,8 +23,15 @@ from engine_service.rules import Rules, TablanetteError
 from .codec import text, text_map
 from .keys import Keys, LeagueKeys
 from .ledger import Ledger
+from .tokens import NAME_RE
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet")
+ABSENT_ACTIONS = ("pause", "forfeit")
+TROUBLE_FIELDS = ("status", "seats", "attempts", "interruptions", "first_error", "error", "interrupted", "waiting")
+STATUSES = ("created", "running", "waiting", "paused", "finished", "incomplete", "cancelled")
+"""A league's status: ``waiting`` (only matches of absent bots are left, within the absence
+limit), ``paused`` (past it, under ``absent_action = pause``), ``incomplete`` (every match is
+over but some failed: ``league retry`` plays them again)."""
 
 
 class LeagueError(ValueError):
@@ -59,6 +66,11 @@ class League:
     seed: str = ""
     bots: list[str] = field(default_factory=list)
     status: str = "created"
+    absent_timeout: float = 600.0
+    """Seconds a bot may stay disconnected before ``absent_action`` applies to its matches."""
+    absent_action: str = "pause"
+    """``pause``: its matches wait for it (the league pauses once nothing else is left);
+    ``forfeit``: it forfeits its remaining matches."""
 
 
 @dataclass
@@ -74,6 +86,8 @@ class LeagueStatus:
     finished_at: float | None
     rate: float = 0.0
     """Matches per second over the finished ones."""
+    absent: dict[str, float] = field(default_factory=dict)
+    """Bots of the league not connected now -> since when (unix time)."""
 
     @property
     def remaining(self) -> int:
@@ -94,7 +108,16 @@ class LeagueStatus:
             "queued": self.queued,
             "remaining": self.remaining,
             "eta_seconds": self.eta_seconds,
+            "absent": {bot: round(since, 3) for bot, since in sorted(self.absent.items())},
         }
+
+    def waiting_note(self, now: float | None = None) -> str:
+        """``waiting for a, b: not connected (for 40 s)``, or '' when every bot is here."""
+        if not self.absent:
+            return ""
+        now = time.time() if now is None else now
+        longest = now - min(self.absent.values())
+        return f"waiting for {', '.join(sorted(self.absent))}: not connected (for {longest:.0f} s)"
 
 
 class LeagueStore:
@@ -111,8 +134,12 @@ class LeagueStore:
     # --------------------------------------------------------- create / load
 
     def create(self, league: League) -> None:
+        if not NAME_RE.match(league.league_id):
+            raise LeagueError(f"league name {league.league_id!r} must be 1-64 letters, digits, '_', '.' or '-'")
         if league.format not in FORMATS:
             raise LeagueError(f"unknown format {league.format!r}; formats: {', '.join(FORMATS)}")
+        if league.absent_action not in ABSENT_ACTIONS:
+            raise LeagueError(f"unknown absent action {league.absent_action!r}; one of: {', '.join(ABSENT_ACTIONS)}")
         if not self.r.sadd(Keys(self.prefix).leagues, league.league_id):
             raise LeagueError(f"league {league.league_id!r} already exists")
         self._save(league)
@@ -132,6 +159,8 @@ class LeagueStore:
                 "seed": league.seed,
                 "bots": json.dumps(league.bots),
                 "status": league.status,
+                "absent_timeout": league.absent_timeout,
+                "absent_action": league.absent_action,
             },
         )
 
@@ -159,7 +188,19 @@ class LeagueStore:
             seed=meta["seed"],
             bots=json.loads(meta["bots"]),
             status=meta["status"],
+            absent_timeout=float(meta.get("absent_timeout", 600)),
+            absent_action=meta.get("absent_action", "pause"),
         )
+
+    def delete(self, league_id: str) -> bool:
+        """Remove a league and everything it holds (its plan, matches, records, ratings); False if none."""
+        keys = self.keys(league_id)
+        doomed = [keys.meta, *self.r.scan_iter(f"{keys.base}:*", count=1000)]
+        pipe = self.r.pipeline()
+        pipe.srem(Keys(self.prefix).leagues, league_id)
+        pipe.delete(*doomed)
+        removed = pipe.execute()[0]
+        return bool(removed)
 
     def league_ids(self) -> list[str]:
         return sorted(text(m) for m in self.r.smembers(Keys(self.prefix).leagues))
@@ -215,8 +256,36 @@ class LeagueStore:
                 out.append((mid, s))
         return out
 
+    def matches(self, league_id: str, ids: Sequence[str]) -> list[dict[str, str]]:
+        """The stored fields of each listed match (one round trip)."""
+        pipe = self.r.pipeline(transaction=False)
+        for mid in ids:
+            pipe.hgetall(self.keys(league_id).match(mid))
+        return [text_map(raw) for raw in pipe.execute()]
+
+    def in_flight(self, league_id: str) -> list[str]:
+        """Matches queued or running now."""
+        keys = self.keys(league_id)
+        return sorted(text(m) for state in (keys.queued, keys.running) for m in self.r.smembers(state))
+
+    def troubles(self, league_id: str) -> list[dict[str, str]]:
+        """Failed matches, and matches in flight that wait or were interrupted, with why (plan order)."""
+        keys = self.keys(league_id)
+        ids = sorted({text(m) for m in self.r.smembers(keys.failed)} | set(self.in_flight(league_id)))
+        out = []
+        for mid, m in zip(ids, self.matches(league_id, ids), strict=True):
+            if m.get("status") == "failed" or m.get("waiting") or m.get("interruptions"):
+                out.append({"match_id": mid, **{k: m[k] for k in TROUBLE_FIELDS if m.get(k)}})
+        return out
+
     def match(self, league_id: str, match_id: str) -> dict[str, str]:
-        """One match's stored fields (seats, seed, status, deliveries, error, ...); empty if none."""
+        """One match's stored fields; empty if none.
+
+        seats, seed, round, status; queued_at, started_at, finished_at, worker;
+        ``starts`` (tries that began), ``attempts`` (failures of the match itself),
+        ``interruptions`` (tries the arena cut short), ``first_error`` and ``error``,
+        ``waiting`` (why it waits now), ``interrupted`` (the last arena fault).
+        """
         return text_map(self.r.hgetall(self.keys(league_id).match(match_id)))
 
     def mark_queued(self, league_id: str, match_id: str) -> None:
@@ -229,12 +298,74 @@ class LeagueStore:
     def is_cancelled(self, league_id: str) -> bool:
         return self.r.hget(self.keys(league_id).meta, "status") == b"cancelled"
 
+    def set_status(self, league_id: str, status: str) -> None:
+        """Say what the league is doing (never undoes a cancel)."""
+        if status not in STATUSES:
+            raise ValueError(f"unknown league status {status!r}")
+        if not self.is_cancelled(league_id):
+            self.r.hset(self.keys(league_id).meta, "status", status)
+
     def finish_if_complete(self, league_id: str) -> bool:
+        """Once every match is over: ``finished`` if none failed, else ``incomplete``."""
         st = self.status(league_id)
-        if st.total and st.remaining == 0 and st.status == "running":
-            self.r.hset(self.keys(league_id).meta, mapping={"status": "finished", "finished_at": time.time()})
+        if st.total and st.remaining == 0 and st.status not in ("cancelled", "finished", "incomplete"):
+            status = "incomplete" if st.failed else "finished"
+            self.r.hset(self.keys(league_id).meta, mapping={"status": status, "finished_at": time.time()})
             return True
         return False
+
+    def retry_failed(self, league_id: str) -> list[str]:
+        """Give every failed match a fresh budget of attempts (it keeps its first cause); their ids."""
+        keys = self.keys(league_id)
+        failed = sorted(text(m) for m in self.r.smembers(keys.failed))
+        for mid in failed:
+            self.r.hset(keys.match(mid), "attempts", 0)
+            self.ledger.set_state(keys, mid, "planned")
+        if failed and self.r.hget(keys.meta, "status") in (b"incomplete", b"finished"):
+            self.r.hset(keys.meta, "status", "running")
+            self.r.hdel(keys.meta, "finished_at")
+        return failed
+
+    # --------------------------------------------------------- who is here, who is gone
+
+    def orphans(self, league_id: str) -> list[str]:
+        """Running matches whose lease is gone: their runner died or stalled past the lease."""
+        keys = self.keys(league_id)
+        running = sorted(text(m) for m in self.r.smembers(keys.running))
+        if not running:
+            return []
+        pipe = self.r.pipeline(transaction=False)
+        for mid in running:
+            pipe.exists(keys.lease(mid))
+        return [mid for mid, held in zip(running, pipe.execute(), strict=True) if not held]
+
+    def requeue(self, league_id: str, match_id: str, reason: str) -> bool:
+        """Put an interrupted match back in the queue (counted in ``interruptions``, never in ``attempts``)."""
+        keys = self.keys(league_id)
+        if not self.ledger.set_state(keys, match_id, "queued", interrupted=reason, queued_at=time.time()):
+            return False  # it finished meanwhile
+        self.r.hincrby(keys.match(match_id), "interruptions", 1)
+        return True
+
+    def connected(self, bots: Sequence[str]) -> dict[str, bool]:
+        """Which of ``bots`` have a live session on some engine replica."""
+        pipe = self.r.pipeline(transaction=False)
+        for bot in bots:
+            pipe.exists(Keys(self.prefix).session(bot))
+        return {bot: bool(n) for bot, n in zip(bots, pipe.execute(), strict=True)}
+
+    def note_presence(self, league_id: str, present: dict[str, bool], now: float) -> dict[str, float]:
+        """Record who is absent (and since when: kept across scheduler restarts); bot -> since."""
+        key = self.keys(league_id).absent
+        gone = [bot for bot, here in present.items() if not here]
+        back = [bot for bot, here in present.items() if here]
+        pipe = self.r.pipeline(transaction=False)
+        for bot in gone:
+            pipe.hsetnx(key, bot, now)
+        if back:
+            pipe.hdel(key, *back)
+        pipe.hgetall(key)
+        return {bot: float(since) for bot, since in text_map(pipe.execute()[-1]).items()}
 
     def status(self, league_id: str) -> LeagueStatus:
         keys = self.keys(league_id)
@@ -243,13 +374,15 @@ class LeagueStore:
         pipe.llen(keys.plan)
         for state in ("done", "failed", "running", "queued"):
             pipe.scard(keys.state_set(state))
-        raw, total, done, failed, running, queued = pipe.execute()
+        pipe.hgetall(keys.absent)
+        raw, total, done, failed, running, queued, absent = pipe.execute()
         meta = text_map(raw)
         if not meta:
             raise LeagueError(f"no league named {league_id!r}")
         started = float(meta["started_at"]) if "started_at" in meta else None
         finished = float(meta["finished_at"]) if "finished_at" in meta else None
         st = LeagueStatus(league_id, meta["status"], total, done, failed, running, queued, started, finished)
+        st.absent = {bot: float(since) for bot, since in text_map(absent).items()}
         if started and done:
             st.rate = done / max((finished or time.time()) - started, 1e-6)
         return st

@@ -8,8 +8,10 @@ longer holds the lease, so two runners can never both commit one match.
 
 :meth:`MatchLease.kept` renews the lease in a background thread (at a third of
 its time to live) and calls ``also`` each time (the bots' game slots ride on
-it). When the lease is lost (taken over after it expired, or not renewable
-before it ran out while Redis was away) :attr:`MatchLease.lost` is set.
+it). When the lease is lost (it expired while the runner was paused or Redis
+was away, and maybe another runner took it) :attr:`MatchLease.lost` is set and
+the callbacks given to :meth:`MatchLease.on_lost` run: the runner stops the
+match at once instead of playing on beside the new holder.
 """
 
 from __future__ import annotations
@@ -37,14 +39,37 @@ class MatchLease:
         self.token = f"{owner}/{secrets.token_hex(4)}"
         self.lock = client.lock(keys.lease(match_id), timeout=ttl_ms / 1000, blocking=False, thread_local=False)
         self.lost = threading.Event()
+        self._on_lost: list[Callable[[], None]] = []
+        self._callbacks = threading.Lock()
 
     @property
     def name(self) -> str:
         return str(self.lock.name)
 
     def acquire(self) -> bool:
-        """Take the lease if nobody holds it."""
-        return bool(self.lock.acquire(token=self.token))
+        """Take the lease if nobody holds it (True again if this runner already holds it)."""
+        if self.lock.acquire(token=self.token):
+            return True
+        if self.lock.redis.get(self.lock.name) == self.token.encode():  # a retried SET whose reply was lost
+            self.lock.local.token = self.token.encode()
+            return True
+        return False
+
+    def on_lost(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` (from the renewing thread) when the lease is lost; at once if it already is."""
+        with self._callbacks:
+            if not self.lost.is_set():
+                self._on_lost.append(callback)
+                return
+        callback()
+
+    def _lose(self, why: str) -> None:
+        log.error("lost the lease %s: %s", self.name, why)
+        with self._callbacks:
+            self.lost.set()
+            callbacks, self._on_lost = self._on_lost, []
+        for callback in callbacks:
+            callback()
 
     def renew(self) -> bool:
         """Reset the lease's time to live; False if another runner holds it now (or nobody does)."""
@@ -75,14 +100,12 @@ class MatchLease:
         while not stop.wait(self.ttl_ms / 3000):
             try:
                 if not self.renew():
-                    log.error("lost the lease %s: another runner holds it", self.name)
-                    self.lost.set()
+                    self._lose("it expired (this runner was held up) and is gone or another runner's now")
                     return
                 also()
                 renewed = time.monotonic()
-            except redis.RedisError as exc:
+            except redis.RedisError as exc:  # a client that does not ride out outages
                 if time.monotonic() - renewed >= self.ttl_ms / 1000:
-                    log.error("lost the lease %s: Redis unreachable past its time to live (%s)", self.name, exc)
-                    self.lost.set()
+                    self._lose(f"Redis unreachable past its time to live ({exc})")
                     return
                 log.warning("cannot renew the lease %s yet: %s", self.name, exc)

@@ -22,6 +22,7 @@ from .keys import Keys, LeagueKeys
 from .leagues import LeagueError
 
 MATCH_FIELDS = ("status", "seats", "result", "finished_at", "elo", "round", "error", "score")
+TROUBLE_FIELDS = ("first_error", "attempts", "interruptions", "interrupted", "waiting")
 
 
 @dataclass
@@ -142,7 +143,7 @@ class LeagueResults:
         keys = self.keys(league_id)
         pipe = self.r.pipeline(transaction=False)
         for mid in ids:
-            pipe.hmget(keys.match(mid), list(MATCH_FIELDS))
+            pipe.hmget(keys.match(mid), [*MATCH_FIELDS, *TROUBLE_FIELDS])
         return [_match_row(mid, fields) for mid, fields in zip(ids, pipe.execute(), strict=True)]
 
     def match_exists(self, league_id: str, match_id: str) -> bool:
@@ -192,8 +193,10 @@ def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:
 
 
 def _match_row(match_id: str, fields: Sequence[bytes | None]) -> dict[str, Any]:
-    status, seats, result, finished, elo, rnd, error, score = fields
+    status, seats, result, finished, elo, rnd, error, score = fields[: len(MATCH_FIELDS)]
+    troubles = {k: text(v) for k, v in zip(TROUBLE_FIELDS, fields[len(MATCH_FIELDS) :], strict=True) if v}
     return {
+        **troubles,
         "match_id": match_id,
         "status": text(status) if status else "planned",
         "seats": json.loads(seats) if seats else [],

@@ -53,6 +53,10 @@ def create_app(client: redis.Redis, prefix: str) -> FastAPI:
     async def not_found(request: Request, exc: LeagueError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
 
+    @app.exception_handler(redis.RedisError)
+    async def store_unreachable(request: Request, exc: redis.RedisError) -> JSONResponse:
+        return JSONResponse({"detail": f"the arena's store (Redis) is unreachable: {exc}"}, status_code=503)
+
     return app
 
 

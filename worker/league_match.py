@@ -2,13 +2,28 @@
 
 1. Claim the match with its lease (:mod:`store.leases`), renewed while it runs.
    A match already done is left alone; one leased elsewhere is retried later
-   (its worker may have died: the lease then expires and the retry plays it).
+   (its worker may have died: the lease then expires and the scheduler
+   re-enqueues it within seconds).
 2. Take a game slot for each bot (no bot plays more matches at once than the
-   ``max_games`` of its Hello); when one is full, retry shortly, uncounted.
-3. Count the attempt; past ``max_deliveries`` the match is marked failed.
-4. Play it through the engine service with :class:`~worker.match_runner.MatchRunner`.
-5. Commit record, result and Elo in one idempotent step fenced by the lease
+   ``max_games`` of its Hello); when one is full, retry shortly.
+3. Play it through the engine service with :class:`~worker.match_runner.MatchRunner`.
+4. Commit record, result and Elo in one idempotent step fenced by the lease
    (:mod:`store.ledger`).
+
+Nothing the arena does wrong is charged to a match or a bot. Every try ends one
+of three ways, and the match's hash in Redis says which:
+
+- **waiting** (:class:`Waiting`): a bot is not connected, or plays all the games
+  it allows; the match goes back to the queue with ``waiting`` set to why.
+- **an arena fault** (:class:`ArenaFault`): a replica unreachable, the lease lost
+  (a paused worker), a stall past the time limit; counted in ``interruptions``,
+  never in ``attempts``, retried until it plays. A worker killed outright counts
+  nothing itself: the scheduler sees its lease gone and re-enqueues the match.
+- **a failure of the match itself** (anything else: a bug, bad data): counted in
+  ``attempts``; after ``max_attempts`` the match is marked failed, keeping its
+  first cause (``first_error``) and its last (``error``).
+
+Redis outages are ridden out by the client itself (:mod:`store.client`).
 """
 
 from __future__ import annotations
@@ -21,11 +36,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 import grpc
-import redis
 from redis.asyncio import Redis as AsyncRedis
 
 from config import ArenaSettings
 from engine_service.rules import Rules
+from store.client import connect, connect_async
 from store.codec import text
 from store.keys import LeagueKeys
 from store.leagues import LeagueStore
@@ -38,11 +53,7 @@ log = logging.getLogger("tablanette.worker")
 
 
 class Transient(RuntimeError):
-    """Worth another try later (a bot not connected yet, an engine replica restarting).
-
-    ``backoff``: whether retries should wait longer and longer (not for a short,
-    expected wait such as a bot's game slots being full).
-    """
+    """Worth another try later; ``retry_after`` seconds, growing with each try when ``backoff``."""
 
     def __init__(self, message: str, retry_after: float = 5.0, backoff: bool = True) -> None:
         super().__init__(message)
@@ -50,9 +61,21 @@ class Transient(RuntimeError):
         self.backoff = backoff
 
 
+class Waiting(Transient):
+    """Nothing went wrong: the match waits for its bots (not connected, or all their games taken)."""
+
+
+class ArenaFault(Transient):
+    """The arena failed the match (never a bot): retried, never counted against it."""
+
+
+class LeaseLost(ArenaFault):
+    """Another runner holds the match now: stop, touch nothing of it, let the holder finish it."""
+
+
 def play_league_match(settings: ArenaSettings, league_id: str, match_id: str, worker_id: str) -> str:
-    """Returns what happened: done, already-done, cancelled, failed (raises :class:`Transient`)."""
-    client = redis.Redis.from_url(settings.redis_url)
+    """Returns what happened: done, already-done, cancelled, failed, unknown (or raises :class:`Transient`)."""
+    client = connect(settings.redis_url, ride_out=True)
     try:
         return _play(LeagueStore(client, settings.prefix), settings, league_id, match_id, worker_id)
     finally:
@@ -67,30 +90,40 @@ def _play(store: LeagueStore, settings: ArenaSettings, league_id: str, match_id:
         return "unknown"
     if spec.get("status") == "done":
         return "already-done"
+    if spec.get("status") == "failed":  # marked failed for good (only `league retry` plays it again)
+        return "failed"
     if store.is_cancelled(league_id):
         return "cancelled"
     lease = MatchLease(store.r, keys, match_id, settings.lease_ms, worker_id)
     if not lease.acquire():
         # Playing elsewhere, or its worker died and the lease has not expired yet:
         # come back later rather than drop the match.
-        raise Transient(f"match {match_id} is leased by another worker", retry_after=settings.lease_ms / 1000)
+        raise Waiting(f"match {match_id} is leased by another worker", retry_after=settings.lease_ms / 1000)
     slots = GameSlots(store.r, settings.prefix)
+    seats: list[str] = json.loads(spec["seats"])
     try:
-        seats: list[str] = json.loads(spec["seats"])
         if not slots.acquire(seats, match_id, settings.lease_ms):
-            raise Transient(f"a bot of match {match_id} is playing all the games it allows", 1.0, backoff=False)
+            raise Waiting(f"a bot of match {match_id} is playing all the games it allows", 1.0, backoff=False)
         try:
             with lease.kept(also=lambda: slots.renew(seats, match_id, settings.lease_ms)):
                 return _attempt(store, keys, settings, match_id, lease, spec["seed"], seats, worker_id)
         finally:
-            slots.release(seats, match_id)
-    except Transient:
-        store.ledger.set_state(keys, match_id, "queued")
+            if not lease.lost.is_set():  # the new holder renews the same slots: leave them to it
+                slots.release(seats, match_id)
+    except LeaseLost as exc:
+        log.warning("match %s of league %s: %s; leaving it to the new holder", match_id, league_id, exc)
         raise
-    except Exception as exc:  # a bug or bad data: retried as a counted attempt, then shown as failed
+    except Waiting as exc:
+        store.ledger.set_state(keys, match_id, "queued", waiting=str(exc))
+        raise
+    except ArenaFault as exc:
+        log.warning("match %s of league %s interrupted by the arena: %s", match_id, league_id, exc)
+        store.r.hincrby(keys.match(match_id), "interruptions", 1)
+        store.ledger.set_state(keys, match_id, "queued", interrupted=str(exc), waiting="")
+        raise
+    except Exception as exc:  # a bug or bad data: a counted attempt, then shown as failed
         log.exception("match %s of league %s: unexpected error", match_id, league_id)
-        store.ledger.set_state(keys, match_id, "queued", error=f"{type(exc).__name__}: {exc}")
-        raise Transient(f"unexpected error: {type(exc).__name__}: {exc}", retry_after=1.0) from exc
+        return _count_failure(store, keys, settings, match_id, f"{type(exc).__name__}: {exc}")
     finally:
         lease.release()
 
@@ -105,55 +138,72 @@ def _attempt(
     seats: list[str],
     worker_id: str,
 ) -> str:
-    """One counted attempt at a claimed match: play it and commit it."""
-    deliveries = store.r.hincrby(keys.match(match_id), "deliveries", 1)
-    if deliveries > settings.max_deliveries:
-        last = store.r.hget(keys.match(match_id), "error")
-        _fail(
-            store,
-            keys,
-            match_id,
-            f"gave up after {deliveries - 1} attempts" + (f"; last: {text(last)}" if last else ""),
-        )
-        return "failed"
-    store.ledger.set_state(keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}")
+    """One try at a claimed match: play it and commit it (``starts`` counts the tries that began)."""
+    store.r.hincrby(keys.match(match_id), "starts", 1)
+    store.ledger.set_state(keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}", waiting="")
     league = store.load(keys.league)  # the one reader of a league's settings
     try:
-        outcome = asyncio.run(
-            asyncio.wait_for(_run(settings, keys, match_id, league.rules, seed, seats), settings.task_time_limit)
-        )
-    except TimeoutError:
-        _fail(store, keys, match_id, f"exceeded the time limit of {settings.task_time_limit} s")
-        return "failed"
+        outcome = asyncio.run(_run(settings, keys, match_id, league.rules, seed, seats, lease))
+    except TimeoutError:  # the limit covers the longest possible match: only a stall gets here
+        raise ArenaFault(f"stalled past the time limit of {settings.task_time_limit} s") from None
     conduct = [asdict(c) for c in outcome.conduct]
     try:
         stored = store.ledger.commit(
             keys, match_id, outcome.record, seats, conduct, league.k, league.initial, lease_token=lease.token
         )
     except NotLeaseHolder as exc:
-        raise Transient(str(exc), retry_after=settings.lease_ms / 1000) from None
+        raise LeaseLost(str(exc)) from None
     return "done" if stored else "already-done"
 
 
 async def _run(
-    settings: ArenaSettings, keys: LeagueKeys, match_id: str, rules: Rules, seed: str, seats: list[str]
+    settings: ArenaSettings,
+    keys: LeagueKeys,
+    match_id: str,
+    rules: Rules,
+    seed: str,
+    seats: list[str],
+    lease: MatchLease,
 ) -> MatchOutcome:
-    aredis = AsyncRedis.from_url(settings.redis_url)
+    """The match, cancelled at once if the lease is lost; arena errors become :class:`ArenaFault`."""
+    aredis: AsyncRedis = connect_async(settings.redis_url, ride_out=True)
     tls_ca = Path(settings.tls_ca).read_bytes() if settings.tls_ca else None
     runner = MatchRunner(aredis, settings.prefix, grace_ms=settings.grace_ms, tls_ca=tls_ca)
+    loop = asyncio.get_running_loop()
+    play = asyncio.ensure_future(runner.play(rules, seed, seats, f"{keys.league}/{match_id}"))
+
+    def stop_playing() -> None:  # called from the lease's thread
+        loop.call_soon_threadsafe(play.cancel)
+
+    lease.on_lost(stop_playing)
     try:
-        return await runner.play(rules, seed, seats, f"{keys.league}/{match_id}")
-    except (BotUnavailable, ReplicaUnreachable) as exc:
-        raise Transient(str(exc)) from None
+        return await asyncio.wait_for(play, settings.task_time_limit)
+    except asyncio.CancelledError:
+        if lease.lost.is_set():
+            raise LeaseLost(f"lost the lease of match {match_id} while playing it") from None
+        raise
+    except BotUnavailable as exc:
+        raise Waiting(str(exc)) from None
+    except ReplicaUnreachable as exc:
+        raise ArenaFault(str(exc)) from None
     except grpc.aio.AioRpcError as exc:
         if exc.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-            raise Transient(f"engine service: {exc.code().name}: {exc.details()}") from None
+            raise ArenaFault(f"engine service: {exc.code().name}: {exc.details()}") from None
         raise
     finally:
         await runner.close()
         await aredis.aclose()
 
 
-def _fail(store: LeagueStore, keys: LeagueKeys, match_id: str, reason: str) -> None:
-    store.ledger.set_state(keys, match_id, "failed", error=reason)
-    log.error("match %s of league %s failed: %s", match_id, keys.league, reason)
+def _count_failure(store: LeagueStore, keys: LeagueKeys, settings: ArenaSettings, match_id: str, error: str) -> str:
+    """A failure of the match itself: count it; mark the match failed once ``max_attempts`` are spent."""
+    mkey = keys.match(match_id)
+    store.r.hsetnx(mkey, "first_error", error)
+    attempts = int(store.r.hincrby(mkey, "attempts", 1))
+    if attempts >= settings.max_attempts:
+        first = text(store.r.hget(mkey, "first_error") or error)
+        store.ledger.set_state(keys, match_id, "failed", error=error, waiting="")
+        log.error("match %s of league %s failed %d times; first: %s", match_id, keys.league, attempts, first)
+        return "failed"
+    store.ledger.set_state(keys, match_id, "queued", error=error, waiting="")
+    raise Transient(f"attempt {attempts} of {settings.max_attempts} failed: {error}", retry_after=1.0)

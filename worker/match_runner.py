@@ -4,8 +4,9 @@ The game loop lives here, with the pure rules engine: for each turn the runner
 finds the replica holding the bot (session registry in Redis), asks it for a
 play through ``Dispatch.RequestPlay``, re-checks the answer with the engine and
 applies it. A timeout follows ``timeout_action`` (trail the lowest card, or
-forfeit); a bot still gone after the grace period forfeits. The result is the
-game record plus per-seat conduct counts (timeouts, illegal answers).
+forfeit); a bot still gone after the grace period forfeits, unless the arena
+was at fault (see :meth:`MatchRunner._ask`). The result is the game record
+plus per-seat conduct counts (timeouts, illegal answers).
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
 
 Outcome = dpb.PlayResponse
+ARENA_PATIENCE = 3
+"""After an arena fault, how many grace periods in all a turn may wait for its bot before the match is abandoned."""
+CHANNEL_OPTIONS = [("grpc.initial_reconnect_backoff_ms", 250), ("grpc.max_reconnect_backoff_ms", 2000)]
+"""A restarted replica is reached again within about 2 s (gRPC's own default backs off to 2 minutes)."""
+SLOW_LOOKUP_S = 1.0
+"""A registry lookup slower than this was held up by Redis: the arena's time, not the bot's."""
 
 
 @dataclass
@@ -86,9 +93,9 @@ class MatchRunner:
         ch = self._channels.get(replica)
         if ch is None:
             if self.tls_ca is not None:
-                ch = grpc.aio.secure_channel(replica, grpc.ssl_channel_credentials(self.tls_ca))
+                ch = grpc.aio.secure_channel(replica, grpc.ssl_channel_credentials(self.tls_ca), CHANNEL_OPTIONS)
             else:
-                ch = grpc.aio.insecure_channel(replica)
+                ch = grpc.aio.insecure_channel(replica, CHANNEL_OPTIONS)
             self._channels[replica] = ch
         return dispatch_pb2_grpc.DispatchStub(ch)
 
@@ -134,7 +141,16 @@ class MatchRunner:
         return MatchOutcome(record, conduct, time.monotonic() - started, moves)
 
     async def _ask(self, bot: str, game: apb.GameStarted, match: Match, seat: int, turn_id: int) -> dpb.PlayResponse:
-        """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period."""
+        """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period.
+
+        The grace period is the bot's: time the arena itself loses (a replica
+        that does not answer, a lookup held up by a Redis outage, a replica that
+        says its store was unreachable) never uses it up. After such a fault the
+        bot gets a whole grace period from then to come back (at most
+        :data:`ARENA_PATIENCE` grace periods in all); if it is still not back,
+        the match is abandoned as the arena's fault (:class:`ReplicaUnreachable`),
+        never scored as the bot's forfeit.
+        """
         obs = match.observation(seat)
         turn = apb.Turn(
             game_id=game.game_id,
@@ -143,32 +159,44 @@ class MatchRunner:
             legal_plays=[convert.play_to_pb(p) for p in obs.legal_plays],
             time_left_ms=match.rules.move_time_ms,
         )
-        deadline = time.monotonic() + self.grace_ms / 1000
+        grace = self.grace_ms / 1000
+        started = time.monotonic()
+        deadline, limit = started + grace, started + ARENA_PATIENCE * grace
         metadata = await self._metadata()
-        unreachable: str | None = None
+        arena_fault: str | None = None  # sticky: once the arena failed this turn, it is never the bot's forfeit
+
+        def excuse(reason: str) -> None:
+            nonlocal arena_fault, deadline
+            arena_fault = reason
+            deadline = max(deadline, min(time.monotonic() + grace, limit))
+
         while True:
             replica = self._replicas.get(bot)
             if replica is None:
-                entry = await self.registry.lookup(bot)
+                asked = time.monotonic()
+                entry = await self.registry.lookup(bot)  # waits out a Redis outage
+                if time.monotonic() - asked > SLOW_LOOKUP_S:
+                    excuse(f"the session registry (Redis) held up the lookup of bot {bot!r}")
                 replica = entry.replica if entry is not None else None
-            remaining_ms = int((deadline - time.monotonic()) * 1000)
-            unreachable = None
             if replica is not None:
+                remaining_ms = int((deadline - time.monotonic()) * 1000)
                 req = dpb.PlayRequest(bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1))
                 try:
                     resp: dpb.PlayResponse = await self._stub(replica).RequestPlay(req, metadata=metadata)
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                         raise
-                    unreachable = f"replica {replica} holding bot {bot!r}: {exc.code().name}: {exc.details()}"
+                    excuse(f"replica {replica} holding bot {bot!r}: {exc.code().name}: {exc.details()}")
                     resp = dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
+                if resp.arena_fault:
+                    excuse(f"replica {replica} could not reach its store while waiting for bot {bot!r}")
                 if resp.outcome != Outcome.DISCONNECTED:
                     self._replicas[bot] = replica
                     return resp
             self._replicas.pop(bot, None)  # the bot moved or left: look it up afresh
             if time.monotonic() >= deadline:
-                if unreachable is not None:
-                    raise ReplicaUnreachable(unreachable)
+                if arena_fault is not None:
+                    raise ReplicaUnreachable(arena_fault)
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
 

@@ -9,8 +9,8 @@ from celery.utils.time import get_exponential_backoff_interval
 from worker.celery_app import app, settings
 from worker.league_match import Transient, play_league_match
 
-RETRY_BACKOFF_MAX = 300
-"""Seconds: the longest wait between two tries of a match."""
+RETRY_BACKOFF_MAX = 60
+"""Seconds: the longest wait between two tries of a match (a bot that connects late waits no longer)."""
 
 
 @app.task(bind=True, name="tablanette.play_match", max_retries=None)

@@ -21,7 +21,7 @@ class PlayRequest(_message.Message):
     def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("outcome", "play", "rejected", "elapsed_ms")
+    __slots__ = ("outcome", "play", "rejected", "elapsed_ms", "arena_fault")
     class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         OUTCOME_UNSPECIFIED: _ClassVar[PlayResponse.Outcome]
@@ -36,11 +36,13 @@ class PlayResponse(_message.Message):
     PLAY_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
+    ARENA_FAULT_FIELD_NUMBER: _ClassVar[int]
     outcome: PlayResponse.Outcome
     play: _game_pb2.Play
     rejected: int
     elapsed_ms: int
-    def __init__(self, outcome: _Optional[_Union[PlayResponse.Outcome, str]] = ..., play: _Optional[_Union[_game_pb2.Play, _Mapping]] = ..., rejected: _Optional[int] = ..., elapsed_ms: _Optional[int] = ...) -> None: ...
+    arena_fault: bool
+    def __init__(self, outcome: _Optional[_Union[PlayResponse.Outcome, str]] = ..., play: _Optional[_Union[_game_pb2.Play, _Mapping]] = ..., rejected: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., arena_fault: _Optional[bool] = ...) -> None: ...
 
 class EndGameRequest(_message.Message):
     __slots__ = ("bot_name", "game_over")

@@ -135,22 +135,27 @@ def test_up_runs_the_arena_in_the_foreground_and_ctrl_c_stops_everything(tmp_pat
         env=env,
         cwd=ROOT,
     )
-    assert up.stdout is not None
-    lines = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any("Ctrl-C stops everything" in x for x in lines):
-        lines.append(up.stdout.readline())
-    engine_port = int(re.search(r"engine service on 127\.0\.0\.1:(\d+)", "".join(lines)).group(1))  # type: ignore[union-attr]
-    with grpc.insecure_channel(f"127.0.0.1:{engine_port}") as ch:
-        assert health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1
-    with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/api/health", timeout=5) as resp:
-        assert json.loads(resp.read()) == {"status": "ok"}
+    try:
+        assert up.stdout is not None
+        lines = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any("Ctrl-C stops everything" in x for x in lines):
+            lines.append(up.stdout.readline())
+        engine_port = int(re.search(r"engine service on 127\.0\.0\.1:(\d+)", "".join(lines)).group(1))  # type: ignore[union-attr]
+        with grpc.insecure_channel(f"127.0.0.1:{engine_port}") as ch:
+            assert health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(), timeout=5).status == 1
+        with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/api/health", timeout=5) as resp:
+            assert json.loads(resp.read()) == {"status": "ok"}
 
-    up.send_signal(signal.SIGINT)
-    assert up.wait(timeout=30) == 0
-    for port in (engine_port, web_port):  # nothing is left listening
-        with socket.socket() as s:
-            assert s.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still open after Ctrl-C"
-    assert "stopping" in up.stdout.read()
+        up.send_signal(signal.SIGINT)
+        assert up.wait(timeout=30) == 0
+        for port in (engine_port, web_port):  # nothing is left listening
+            with socket.socket() as s:
+                assert s.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still open after Ctrl-C"
+        assert "stopping" in up.stdout.read()
+    finally:
+        if up.poll() is None:  # a failed assertion must not leave the arena running: its children follow it
+            up.kill()
+            up.wait(10)
     survivors = subprocess.run(["pgrep", "-f", env["TABLANETTE_PREFIX"]], capture_output=True, text=True).stdout
     assert not survivors.strip(), f"processes left behind: {survivors}"  # the worker's queue name carries it

@@ -131,7 +131,8 @@ def test_a_worker_killed_mid_match_has_its_match_played_again_and_counted_once(a
     assert len(finished) == len(set(finished)) == 2
     victim = arena.redis.hgetall(keys.match(victim_mid))
     assert victim[b"status"] == b"done"
-    assert int(victim[b"deliveries"]) == 2  # played again after the kill ...
+    assert int(victim[b"starts"]) == 2  # played again after the kill ...
+    assert b"attempts" not in victim  # ... which the match is not charged for
     rows = LeagueResults(arena.redis, arena.prefix).ladder("kill")
     assert [r.games for r in rows] == [2, 2]  # ... and counted once
     verify_record(json.loads(arena.redis.hget(keys.records, victim_mid)))
@@ -160,7 +161,7 @@ def test_a_stopped_scheduler_resumes_without_replaying_or_skipping(arena: Arena)
     plan_ids = [m.decode() for m in arena.redis.lrange(keys.plan, 0, -1)]
     assert sorted(finished) == sorted(plan_ids) and len(plan_ids) == total  # nothing skipped
     assert len(finished) == len(set(finished))  # nothing counted twice
-    attempts = [int(arena.redis.hget(keys.match(mid), "deliveries")) for mid in plan_ids]
+    attempts = [int(arena.redis.hget(keys.match(mid), "starts")) for mid in plan_ids]
     assert attempts == [1] * total  # nothing replayed: every match was played exactly once
     rows = LeagueResults(arena.redis, arena.prefix).ladder("resume")
     assert sum(r.games for r in rows) == 2 * total
@@ -251,7 +252,7 @@ def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena
 def test_a_match_that_keeps_failing_is_marked_failed_with_its_error_and_the_league_ends(arena: Arena) -> None:
     bots = {"f1": "random", "f2": "random"}
     start_stack(arena, bots)
-    arena.extra_env["TABLANETTE_MAX_DELIVERIES"] = "2"
+    arena.extra_env["TABLANETTE_MAX_ATTEMPTS"] = "2"
     create_league(arena, "poison", list(bots), "--games", "1")
     store = LeagueStore(arena.redis, arena.prefix)
     prepare(store, "poison")
@@ -267,7 +268,7 @@ def test_a_match_that_keeps_failing_is_marked_failed_with_its_error_and_the_leag
     assert (status.done, status.failed, status.total) == (0, 1, 1)
     failed = arena.redis.hgetall(keys.match("r1/p1/g1"))
     assert failed[b"status"] == b"failed"
-    assert b"gave up after 2 attempts" in failed[b"error"] and b"1 bots for 2 seats" in failed[b"error"]
+    assert failed[b"attempts"] == b"2" and b"1 bots for 2 seats" in failed[b"first_error"]
     assert all(r.games == 0 for r in LeagueResults(arena.redis, arena.prefix).ladder("poison"))
     arena.redis.hset(keys.meta, "rules", '{"preset": "no-such-preset"}')  # the scheduler says so, clearly
     broken = arena.tablanette("league", "status", "poison")

@@ -365,6 +365,9 @@ class Engine:
         return cls(arena, proc, port, start_healthy(arena, port, tag=f"{name}-h"))
 
     def league(self, tag: str, rules: Rules = HEALTHY_RULES) -> League:
+        """Healthy matches in the background (once the healthy bots are connected: a test before may
+        have restarted the engine)."""
+        self.arena.wait_connected(*self.healthy)
         return League(self.arena.prefix, self.healthy, tag, rules)
 
     def raw(self, **kwargs: Any) -> RawBot:

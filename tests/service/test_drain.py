@@ -64,7 +64,7 @@ def test_sigterm_drains_and_the_sdk_bot_retries(arena: Arena) -> None:
     assert "draining engine service" in proc.text()
 
     # the SDK bot was told UNAVAILABLE and keeps retrying; an engine back on the address gets it again
-    wait_until(lambda: "connection lost (UNAVAILABLE)" in sdk.text(), what="the SDK bot's retry")
+    wait_until(lambda: "ended (UNAVAILABLE" in sdk.text(), what="the SDK bot's retry")
     assert sdk.alive()
     assert arena.redis.get(Keys(arena.prefix).session("drainee")) is None
     arena.start_engine("engine-again", TABLANETTE_PORT=str(port))

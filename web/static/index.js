@@ -70,7 +70,7 @@
     render(leagues);
     TA.ready();
     clearTimeout(timer);
-    if (leagues.some((l) => l.status === "running")) timer = setTimeout(refresh, 2000);
+    if (leagues.some((l) => ["running", "waiting", "paused"].includes(l.status))) timer = setTimeout(refresh, 2000);
   }
 
   refresh();

@@ -9,6 +9,7 @@
   const leagueId = parts[1] || "";
   const api = (p) => urls.api(`/leagues/${encodeURIComponent(leagueId)}${p}`);
   const POLL_MS = 2000;
+  const LIVE = ["running", "waiting", "paused"]; // statuses of a league that is still being fed
   const PAGE = 20;
 
   let summary = null;
@@ -57,12 +58,12 @@
 
   function renderProgress(p) {
     const host = document.getElementById("tournament");
-    const running = p.status === "running";
+    const running = LIVE.includes(p.status);
     let eta = "–";
     if (p.status === "finished") eta = "done";
-    else if (running && p.eta_seconds !== null && p.eta_seconds !== undefined) eta = TA.duration(p.eta_seconds);
-    else if (running) eta = "estimating…";
-    const pct = p.total ? Math.round((100 * (p.done + p.failed)) / p.total) : 0;
+    else if (p.status === "running" && p.eta_seconds !== null && p.eta_seconds !== undefined) eta = TA.duration(p.eta_seconds);
+    else if (p.status === "running") eta = "estimating…";
+    const pct = p.total ? Math.floor((100 * p.done) / p.total) : 0; // failed matches are not done: never a false 100%
     clear(host).append(
       el(
         "div",
@@ -76,7 +77,11 @@
         el(
           "div",
           { class: "frame-line" },
-          el("div", { class: "frame-counter", "data-testid": "progress-text" }, `${p.done} / ${p.total} matches done`),
+          el(
+            "div",
+            { class: "frame-counter", "data-testid": "progress-text" },
+            `${p.done} / ${p.total} matches done` + (p.failed ? ` · ${p.failed} failed` : ""),
+          ),
           el("div", { class: "muted small", text: `${pct}%` + (p.matches_per_second ? ` · ${num(p.matches_per_second, 2)} matches/s` : "") }),
         ),
         TA.progressBar(p),
@@ -92,6 +97,22 @@
         ),
       ),
     );
+    const absent = Object.keys(p.absent || {});
+    if (absent.length) {
+      const since = Math.min(...Object.values(p.absent));
+      host.append(
+        el("p", {
+          class: "conduct-flag",
+          "data-testid": "waiting-for",
+          text: `waiting for ${absent.join(", ")}: not connected (for ${TA.duration(Date.now() / 1000 - since)})`,
+        }),
+      );
+    }
+    if (p.status === "incomplete") {
+      host.append(
+        el("p", { class: "conduct-flag", "data-testid": "incomplete", text: `${p.failed} match(es) failed: \`tablanette league retry ${leagueId}\` plays them again` }),
+      );
+    }
     const hint = document.getElementById("tournament-hint");
     const times = [];
     if (p.started_at) times.push(`started ${TA.time(p.started_at)}`);
@@ -302,7 +323,7 @@
           el(
             "table",
             { class: "data", "data-testid": "failed-matches" },
-            el("thead", null, el("tr", null, ["Match", "Players", "Status", "Error"].map((h) => el("th", { text: h })))),
+            el("thead", null, el("tr", null, ["Match", "Players", "Status", "Attempts", "First cause", "Last error"].map((h) => el("th", { text: h })))),
             el(
               "tbody",
               null,
@@ -313,6 +334,8 @@
                   el("td", { class: "mono", text: m.match_id }),
                   el("td", null, playersCell(m)),
                   el("td", null, TA.badge("failed")),
+                  el("td", { class: "num", text: m.attempts ?? "–" }),
+                  el("td", { class: "conduct-flag", style: "white-space: normal", "data-testid": "match-first-error", text: m.first_error || m.error || "unknown error" }),
                   el("td", { class: "conduct-flag", style: "white-space: normal", "data-testid": "match-error", text: m.error || "unknown error" }),
                 ),
               ),
@@ -367,7 +390,7 @@
       }
     }
     TA.ready();
-    if (s.progress.status === "running") pollTimer = setTimeout(poll, POLL_MS);
+    if (LIVE.includes(s.progress.status)) pollTimer = setTimeout(poll, POLL_MS);
     else if (s.progress.status === "created") pollTimer = setTimeout(poll, POLL_MS * 2); // waiting for `league start`
   }
 
