@@ -34,7 +34,9 @@ class Thinking(Bot):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bots", description=__doc__)
-    parser.add_argument("bot", choices=sorted(BUILTIN_BOTS))
+    parser.add_argument(
+        "bot", help=f"a built-in bot ({', '.join(BUILTIN_BOTS)}), with parameters if any, e.g. greedy:eps=0.05"
+    )
     parser.add_argument(
         "--address",
         default=os.environ.get("TABLANETTE_ADDRESS", "127.0.0.1:50051"),
@@ -65,10 +67,14 @@ def run_builtin(
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     tls = open(ca, "rb").read() if ca else None  # noqa: SIM115
-    player = make_bot(bot, seed)
+    try:
+        player = make_bot(bot, seed)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if think_ms:
         player = Thinking(player, think_ms / 1000)
-    client = BotClient(player, address, token, name=name or bot, max_games=max_games, tls_ca=tls)
+    client = BotClient(player, address, token, name=name or player.name, max_games=max_games, tls_ca=tls)
     signal.signal(signal.SIGTERM, lambda *_: client.stop())
     signal.signal(signal.SIGINT, lambda *_: client.stop())
     print(f"bot {client.name} ({bot}) connecting to {', '.join(client.addresses)}", file=sys.stderr, flush=True)

@@ -31,15 +31,22 @@ class StrongBot(Bot):
     name = "strong"
     version = "1"
 
-    def __init__(self, seed: int | str | None = None, samples: int = 8, follow_up: float = 0.5) -> None:
+    def __init__(
+        self, seed: int | str | None = None, samples: int = 8, follow_up: float = 0.5, eps: float = 0.0
+    ) -> None:
+        if samples < 1 or not 0 <= eps <= 1:
+            raise ValueError(f"samples must be >= 1 and eps a probability, got {samples} and {eps}")
         self.rng = random.Random(seed)
         self.samples = samples
         self.follow_up = follow_up
+        self.eps = eps
 
     def choose(self, observation: Observation) -> Play:
         plays = observation.legal_plays
         if len(plays) == 1:
             return plays[0]
+        if self.eps and self.rng.random() < self.eps:
+            return plays[self.rng.randrange(len(plays))]
         rules = observation.rules
         totals = [0.0] * len(plays)
         for _ in range(self.samples):

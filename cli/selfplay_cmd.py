@@ -11,6 +11,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from bots import BUILTIN_BOTS
+from bots.registry import parse_spec
 from engine_service.rules import GameRecord, dumps
 from scheduler.selfplay import SelfPlayStats, run_selfplay
 
@@ -20,7 +21,9 @@ from .common import PlayersOpt, PresetOpt, RuleOpt, build_rules, console, fail
 def selfplay(
     preset: PresetOpt = "tablic",
     players: PlayersOpt = 2,
-    bots: Annotated[str, typer.Option(help="Comma-separated built-in bots: random, greedy, strong.")] = "greedy,random",
+    bots: Annotated[
+        str, typer.Option(help="Comma-separated built-in bots (random, greedy, strong), e.g. greedy,greedy:eps=0.1.")
+    ] = "greedy,random",
     games: Annotated[int, typer.Option(min=1, help="Number of matches.")] = 100,
     seed: Annotated[str, typer.Option(help="Seed for deals and bots (same seed, same games).")] = "selfplay",
     records: Annotated[Path | None, typer.Option(help="Write one record per game (JSON Lines).")] = None,
@@ -30,9 +33,13 @@ def selfplay(
     """Play matches between built-in bots and print a result table."""
     rules = build_rules(preset, players, rule)
     names = [b.strip() for b in bots.split(",") if b.strip()]
-    unknown = [n for n in names if n not in BUILTIN_BOTS]
-    if unknown or not names:
-        fail(f"unknown bot(s) {', '.join(unknown) or '(none given)'}; built-in bots: {', '.join(BUILTIN_BOTS)}")
+    if not names:
+        fail(f"name at least one bot; built-in bots: {', '.join(BUILTIN_BOTS)}")
+    for name in names:
+        try:
+            parse_spec(name)
+        except ValueError as exc:
+            fail(str(exc))
     out = records.open("w", encoding="utf-8") if records else None
 
     def write(record: GameRecord) -> None:

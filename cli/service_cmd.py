@@ -87,7 +87,9 @@ def revoke(name: str) -> None:
 
 @bot_app.command("run")
 def run_bot(
-    name: Annotated[str, typer.Argument(help="Built-in bot: random, greedy or strong.")],
+    name: Annotated[
+        str, typer.Argument(help="Built-in bot: random, greedy or strong, with parameters if any (greedy:eps=0.05).")
+    ],
     address: Annotated[
         str, typer.Option(envvar="TABLANETTE_ADDRESS", help="Engine service replicas, comma-separated.")
     ] = "127.0.0.1:50051",
