@@ -132,15 +132,17 @@ def _start_bots(arena: LocalArena, address: str) -> list[str]:
 
 def _run_league(names: list[str], games: int, workdir: Path) -> None:
     from engine_service.rules import Rules, write_records
+    from scheduler.ladder import ladder
 
-    from .league_cmd import print_ladder, results, run_feed, store
+    from .ladder_cmd import print_ladder
+    from .league_cmd import results, run_feed, store
 
     st = store()
     st.create(League(LEAGUE, Rules.preset("tablic"), "double-round-robin", games, seed=LEAGUE))
     st.add_bots(LEAGUE, names)
     status = run_feed(LEAGUE, window=0)
     console.print(f"{status.done} matches played" + (f", {status.failed} failed" if status.failed else ""))
-    print_ladder(LEAGUE, results().ladder(LEAGUE))
+    print_ladder(ladder(results(), st.load(LEAGUE)))
     out = workdir / "records.jsonl"
     with out.open("w", encoding="utf-8") as fh:
         write_records(results().records(LEAGUE), fh)

@@ -16,7 +16,7 @@ from engine_service.rules import write_records
 from scheduler.league import Feeder
 from store.client import connect
 from store.leagues import ABSENT_ACTIONS, FORMATS, League, LeagueError, LeagueStatus, LeagueStore
-from store.results import LadderRow, LeagueResults
+from store.results import LeagueResults
 from store.tokens import BotTokens
 
 from .common import PlayersOpt, PresetOpt, RuleOpt, arena_settings, build_rules, console, fail, redis_client
@@ -54,13 +54,40 @@ def create(
     absent_action: Annotated[
         str, typer.Option(help="For a bot away past --absent-timeout: pause (wait for it) or forfeit (its matches).")
     ] = "pause",
+    confidence: Annotated[
+        float, typer.Option(min=0.5, max=0.9999, help="LOS at which ladder neighbours count as settled.")
+    ] = 0.975,
+    budget: Annotated[
+        int, typer.Option(min=0, help="adaptive/sprt: most games to play (0: a double round-robin's; sprt 4000).")
+    ] = 0,
+    elo0: Annotated[float, typer.Option(help="sprt: H0, the challenger is this much stronger (Elo).")] = 0.0,
+    elo1: Annotated[float, typer.Option(help="sprt: H1, the challenger is this much stronger (Elo).")] = 50.0,
+    alpha: Annotated[float, typer.Option(help="sprt: chance of accepting H1 when H0 holds.")] = 0.05,
+    beta: Annotated[float, typer.Option(help="sprt: chance of accepting H0 when H1 holds.")] = 0.05,
 ) -> None:
-    """Create a league (add bots next, then start it)."""
+    """Create a league (add bots next, then start it).
+
+    Formats: round-robin and double-round-robin (every pairing plays --games
+    games), gauntlet (--champion against every other bot), adaptive (a mirrored
+    pair per pairing, then games between the neighbours the ladder is least sure
+    of, until they are settled or --budget is spent) and sprt (a challenger
+    against --champion in mirrored pairs until an SPRT of --elo0 against --elo1
+    decides).
+    """
     rules = build_rules(preset, players, rule)
     if absent_action not in ABSENT_ACTIONS:
         fail(f"--absent-action must be one of {', '.join(ABSENT_ACTIONS)}, not {absent_action!r}")
     league = League(name, rules, format, games, mirrored, champion, k, initial, seed)
     league.absent_timeout, league.absent_action = absent_timeout, absent_action
+    league.confidence, league.budget = confidence, budget
+    if format == "sprt":
+        from scheduler.sprt import SPRT
+
+        try:
+            SPRT(elo0, elo1, alpha, beta)
+        except ValueError as exc:
+            fail(str(exc))
+        league.sprt = {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta}
     try:
         store().create(league)
     except LeagueError as exc:
@@ -191,12 +218,15 @@ def status(name: str, as_json: JsonOpt = False) -> None:
     try:
         s = st.status(name)
         troubles = st.troubles(name)
+        note = st.note(name)
     except LeagueError as exc:
         fail(str(exc))
     if as_json:
-        print(json.dumps({**s.to_json(), "troubles": troubles}))
+        print(json.dumps({**s.to_json(), "troubles": troubles, "planner": note}))
         return
     console.print(progress_line(s), highlight=False)
+    if note:
+        console.print(_note_line(note), highlight=False)
     if troubles:
         table = Table(title="matches that failed, wait or were interrupted")
         for col in ("match", "status", "seats", "attempts", "interruptions", "why"):
@@ -211,6 +241,22 @@ def status(name: str, as_json: JsonOpt = False) -> None:
                 _why(t),
             )
         console.print(table)
+
+
+def _note_line(note: dict[str, Any]) -> str:
+    """What an adaptive or SPRT league's planner concluded, in a line."""
+    if "decision" in note:
+        verdict = {"H1": "H1 accepted: the challenger is better", "H0": "H0 accepted: the challenger is not better"}
+        lo, hi = note["elo_interval"]
+        return (
+            f"SPRT {note['challenger']} vs {note['champion']}: "
+            f"{verdict.get(note['decision'], note['decision'])}; LLR {note['llr']} in {note['bounds']}, "
+            f"{note['games']} games, {note['elo']:+.1f} Elo [{lo:+.0f}, {hi:+.0f}]"
+        )
+    if note.get("settled"):
+        return f"adaptive: every ladder neighbour is settled ({note.get('planned', 0)} of {note['budget']} games)"
+    pairs = ", ".join(f"{a}/{b} {los:.1%}" for a, b, los in note.get("unsettled", []))
+    return f"adaptive: {note.get('planned', 0)} of {note.get('budget', 0)} games; unsettled: {pairs}"
 
 
 def _why(t: dict[str, Any]) -> str:
@@ -246,41 +292,6 @@ def cancel(name: str) -> None:
     except LeagueError as exc:
         fail(str(exc))
     console.print(f"league {name}: cancelled")
-
-
-@app.command()
-def ladder(name: str, as_json: JsonOpt = False) -> None:
-    """The Elo ladder of a league."""
-    try:
-        rows = results().ladder(name)
-    except LeagueError as exc:
-        fail(str(exc))
-    if as_json:
-        print(json.dumps([r.to_json() for r in rows]))
-        return
-    print_ladder(name, rows)
-
-
-def print_ladder(name: str, rows: list[LadderRow]) -> None:
-    table = Table(title=f"ladder: {name}")
-    for col in ("#", "bot", "rating", "games", "W", "D", "L", "points/game", "timeouts", "illegal", "last played"):
-        table.add_column(col, justify="left" if col == "bot" else "right")
-    for i, r in enumerate(rows, 1):
-        last = time.strftime("%H:%M:%S", time.localtime(r.last_played)) if r.last_played else "-"
-        table.add_row(
-            str(i),
-            r.bot,
-            f"{r.rating:.0f}",
-            str(r.games),
-            str(r.wins),
-            str(r.draws),
-            str(r.losses),
-            f"{r.points_per_game:.1f}",
-            str(r.timeouts),
-            str(r.illegal),
-            last,
-        )
-    console.print(table)
 
 
 def export(

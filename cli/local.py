@@ -10,13 +10,12 @@ reverse order (SIGTERM, then SIGKILL after a grace period).
 Nothing is left behind, however the supervisor ends: :meth:`LocalArena.supervised`
 stops every child on a signal (SIGINT, SIGTERM, SIGHUP), an error or a closed
 output pipe, and on Linux every child is also told to stop when the supervisor
-process dies, even by SIGKILL (``PR_SET_PDEATHSIG``).
+process dies, even by SIGKILL (``PR_SET_PDEATHSIG``, set by a small exec wrapper).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import select
@@ -126,13 +125,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-PR_SET_PDEATHSIG = 1
+STOP_WITH_PARENT = (
+    "import ctypes, os, sys\n"
+    "parent = int(sys.argv[1])\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG: SIGTERM when the parent dies\n"
+    "if os.getppid() != parent: sys.exit(0)  # it died already\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+"""A child first runs this (then execs the real program) so that it stops when the supervisor dies, however it
+dies. Not a ``preexec_fn``: Python code between fork and exec can deadlock a parent with threads (gRPC's)."""
 
 
-def _stop_with_parent() -> None:
-    """In the child, before exec: SIGTERM when the supervisor dies, however it dies (Linux)."""
-    if sys.platform == "linux":
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+def _stop_with_parent(argv: list[str]) -> list[str]:
+    """``argv`` wrapped so that the program gets SIGTERM when this process dies (Linux; elsewhere unchanged)."""
+    if sys.platform != "linux":
+        return argv
+    return [sys.executable, "-c", STOP_WITH_PARENT, str(os.getpid()), *argv]
 
 
 def output_closed(stream: TextIO | None = None) -> bool:
@@ -198,14 +206,13 @@ class LocalArena:
         log = self.logs / f"{name}.log"
         with log.open("wb") as fh:  # a fresh log per run: start-up lines of an old run must not be read as this one's
             popen = subprocess.Popen(
-                argv,
+                _stop_with_parent(argv),
                 stdout=fh,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 env=self.child_env(**(env or {})),
                 cwd=cwd or ROOT,
                 start_new_session=True,
-                preexec_fn=_stop_with_parent,
             )
         child = Child(name, popen, log)
         self.children.append(child)

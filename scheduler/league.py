@@ -28,7 +28,11 @@ from dataclasses import asdict, dataclass, field
 
 from engine_service.rules import Match, match_record
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
+from scheduler.planners import AdaptivePlanner, FixedPlanner, Planner, SprtPlanner
+from scheduler.ratings import Outcome
 from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
+from store.ledger import mirror_unit
+from store.results import LeagueResults
 from worker.match_runner import SeatConduct
 
 TASK_NAME = "tablanette.play_match"
@@ -40,7 +44,21 @@ log = logging.getLogger("tablanette.scheduler")
 
 
 def plan_league(league: League) -> list[PlannedMatch]:
-    """The league's matches (pure: the same parameters give the same plan)."""
+    """The league's first matches (pure: the same parameters give the same plan); all of them
+    unless its format plans as it goes (:func:`planner_for`)."""
+    return planner_for(league).initial()
+
+
+def planner_for(league: League) -> Planner:
+    """What decides the league's matches: a fixed plan, or an adaptive or SPRT planner."""
+    if league.format == "adaptive" and league.rules.players == 2:
+        return AdaptivePlanner(league)
+    if league.format == "sprt":
+        return SprtPlanner(league)
+    return FixedPlanner(_fixed_plan(league))
+
+
+def _fixed_plan(league: League) -> list[PlannedMatch]:
     seed = league.seed or league.league_id
     if league.rules.players > 2:
         return plan_tables(league.bots, league.rules.players, league.rules.partnerships, seed, league.mirrored)
@@ -52,7 +70,7 @@ def plan_league(league: League) -> list[PlannedMatch]:
 
 
 def prepare(store: LeagueStore, league_id: str) -> list[PlannedMatch]:
-    """Write the league's plan (once) and mark it running; returns the plan."""
+    """Write the league's (first) plan and mark it running; returns that plan."""
     league = store.load(league_id)
     plan = plan_league(league)
     store.write_plan(league, plan)
@@ -72,29 +90,38 @@ class Feeder:
     on_progress: Callable[[LeagueStatus], None] | None = None
     should_stop: Callable[[], bool] = lambda: False
     clock: Callable[[], float] = time.time
+    planner: Planner = field(default_factory=lambda: FixedPlanner([]))
     seats: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fresh: list[str] = field(default_factory=list)
     absent: dict[str, float] = field(default_factory=dict)
     _presence_at: float = 0.0
+
+    @property
+    def results(self) -> LeagueResults:
+        return LeagueResults(self.store.r, self.store.prefix)
 
     def run(self) -> LeagueStatus:
         league = self.store.load(self.league_id)
         retried = self.store.retry_failed(self.league_id)
         if retried:
             log.info("league %s: retrying %d failed match(es)", self.league_id, len(retried))
-        plan = prepare(self.store, self.league_id)
-        self.seats = {m.match_id: m.seats for m in plan}
+        self.planner = planner_for(league)
+        self.store.write_plan(league, self.planner.initial())
+        self.seats = self.store.seats(self.league_id)  # extensions of an earlier run included
         self._resend_in_flight()
         while True:
             started = time.monotonic()
             st = self.store.status(self.league_id)
             if self.on_progress is not None:
                 self.on_progress(st)
-            if st.status == "cancelled" or st.remaining == 0 or self.should_stop():
+            done = st.remaining == 0 and not self._plan_more(st)
+            if st.status == "cancelled" or done or self.should_stop():
                 self.store.finish_if_complete(self.league_id)
                 return self.store.status(self.league_id)
             self._reclaim_orphans()
             self._check_presence(league)
+            if not self.fresh:
+                self._plan_more(st)
             self._fill(st)
             self._say_whether_waiting(st, league)
             if (took := time.monotonic() - started) > STALL_S:
@@ -103,6 +130,29 @@ class Feeder:
                 )
                 self._resend_in_flight()
             time.sleep(self.poll)
+
+    def _plan_more(self, st: LeagueStatus) -> bool:
+        """Ask the planner for more matches while the window has room; False once it needs no more."""
+        room = 1 if self.window <= 0 else self.window - (st.running + st.queued)
+        added = False
+        while room > 0:
+            planned = [PlannedMatch(mid, 0, seats, "") for mid, seats in self.seats.items()]
+            outcomes = [Outcome.from_json(o) for o in self.results.outcomes(self.league_id)]
+            more = self.planner.more(outcomes, planned, self.store.in_flight(self.league_id))
+            self.store.set_note(self.league_id, self.planner.note())
+            if more is None:
+                return added or bool(self.store.in_flight(self.league_id))
+            if not more:
+                return True
+            self.store.extend_plan(self.league_id, more)
+            for m in more:
+                self.seats[m.match_id] = m.seats
+                self.fresh.append(m.match_id)
+            added = True
+            room -= len(more)
+            if self.window <= 0:
+                break
+        return True
 
     def _resend_in_flight(self) -> None:
         """Enqueue again every match queued or running (its message may be lost); keep the planned ones."""
@@ -188,7 +238,8 @@ class Feeder:
             match.forfeit(absent_seats[0])
             record = match_record(match, seats, f"{self.league_id}/{mid}")
             conduct = [asdict(SeatConduct(forfeit=s == absent_seats[0])) for s in range(len(seats))]
-            self.store.ledger.commit(keys, mid, record, seats, conduct, league.k, league.initial)
+            unit = mirror_unit(spec["seed"], seats)
+            self.store.ledger.commit(keys, mid, record, seats, conduct, league.k, league.initial, unit=unit)
         self.fresh = [mid for mid in self.fresh if mid not in mine]
 
 

@@ -78,6 +78,15 @@ def _pairing_games(
     return out
 
 
+def mirrored_pair(a: str, b: str, seed: str, ident: str, rnd: int) -> list[PlannedMatch]:
+    """Two games of one deal between ``a`` and ``b``, seats swapped: ``<ident>/g1`` and ``<ident>/g2``.
+
+    >>> [(m.match_id, m.seats) for m in mirrored_pair("a", "b", "s", "x1", 9)]
+    [('x1/g1', ('a', 'b')), ('x1/g2', ('b', 'a'))]
+    """
+    return _pairing_games((a, b), 2, True, seed, ident, rnd)
+
+
 def plan_round_robin(
     bots: Sequence[str], games: int = 2, seed: str = "league", double: bool = False, mirrored: bool = True
 ) -> list[PlannedMatch]:

@@ -174,6 +174,22 @@ class LeagueKeys:
         return f"{self.base}:finished"
 
     @property
+    def outcomes(self) -> str:
+        """List of JSON outcomes (who was in which team, placing, points, mirrored unit), one per finished
+        match: what the fitted ratings are computed from."""
+        return f"{self.base}:outcomes"
+
+    @property
+    def fit(self) -> str:
+        """JSON: the last fitted ladder and the number of outcomes it was fitted from (a cache)."""
+        return f"{self.base}:fit"
+
+    @property
+    def fit_los(self) -> str:
+        """JSON: the last likelihood-of-superiority matrix and the number of outcomes behind it (a cache)."""
+        return f"{self.base}:fit-los"
+
+    @property
     def absent(self) -> str:
         """Hash: bot -> unix time since when it has been seen not connected (the scheduler keeps it)."""
         return f"{self.base}:absent"

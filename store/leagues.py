@@ -25,7 +25,22 @@ from .keys import Keys, LeagueKeys
 from .ledger import Ledger
 from .tokens import NAME_RE
 
-FORMATS = ("round-robin", "double-round-robin", "gauntlet")
+FORMATS = ("round-robin", "double-round-robin", "gauntlet", "adaptive", "sprt")
+
+# KEYS: the plan, then one match hash per match. ARGV: per match its id, seats (JSON), seed, round.
+# A match is added (hash filled, id pushed on the plan) only if its hash has no seats yet: idempotent.
+_EXTEND = """
+local added = 0
+for i = 2, #KEYS do
+  local a = (i - 2) * 4
+  if redis.call('HSETNX', KEYS[i], 'seats', ARGV[a + 2]) == 1 then
+    redis.call('HSET', KEYS[i], 'seed', ARGV[a + 3], 'round', ARGV[a + 4], 'status', 'planned')
+    redis.call('RPUSH', KEYS[1], ARGV[a + 1])
+    added = added + 1
+  end
+end
+return added
+"""
 ABSENT_ACTIONS = ("pause", "forfeit")
 TROUBLE_FIELDS = ("status", "seats", "attempts", "interruptions", "first_error", "error", "interrupted", "waiting")
 STATUSES = ("created", "running", "waiting", "paused", "finished", "incomplete", "cancelled")
@@ -71,6 +86,12 @@ class League:
     absent_action: str = "pause"
     """``pause``: its matches wait for it (the league pauses once nothing else is left);
     ``forfeit``: it forfeits its remaining matches."""
+    confidence: float = 0.975
+    """The likelihood of superiority at which two neighbours on the ladder count as settled."""
+    budget: int = 0
+    """``adaptive`` and ``sprt`` leagues: the most games they may play (0: the format's default)."""
+    sprt: dict[str, float] = field(default_factory=dict)
+    """``sprt`` leagues: elo0, elo1, alpha, beta."""
 
 
 @dataclass
@@ -127,6 +148,7 @@ class LeagueStore:
         self.r = client
         self.prefix = prefix
         self.ledger = Ledger(client)
+        self._extend = client.register_script(_EXTEND)
 
     def keys(self, league_id: str) -> LeagueKeys:
         return Keys(self.prefix).league(league_id)
@@ -161,6 +183,9 @@ class LeagueStore:
                 "status": league.status,
                 "absent_timeout": league.absent_timeout,
                 "absent_action": league.absent_action,
+                "confidence": league.confidence,
+                "budget": league.budget,
+                "sprt": json.dumps(league.sprt),
             },
         )
 
@@ -190,6 +215,9 @@ class LeagueStore:
             status=meta["status"],
             absent_timeout=float(meta.get("absent_timeout", 600)),
             absent_action=meta.get("absent_action", "pause"),
+            confidence=float(meta.get("confidence", 0.975)),
+            budget=int(meta.get("budget", 0)),
+            sprt=json.loads(meta.get("sprt", "{}")),
         )
 
     def delete(self, league_id: str) -> bool:
@@ -219,24 +247,44 @@ class LeagueStore:
     # --------------------------------------------------------- plan / progress
 
     def write_plan(self, league: League, plan: Sequence[PlannedMatchLike]) -> None:
-        """Store the plan once (a second call changes nothing) and mark the league running."""
+        """Store the league's plan (what is stored already stays as it was) and mark the league running."""
         if league.status == "cancelled":
             raise LeagueError(f"league {league.league_id!r} was cancelled")
         keys = self.keys(league.league_id)
-        if not self.r.exists(keys.plan):
-            pipe = self.r.pipeline()
-            for m in plan:
-                pipe.hsetnx(keys.match(m.match_id), "seats", json.dumps(list(m.seats)))
-                pipe.hsetnx(keys.match(m.match_id), "seed", m.seed)
-                pipe.hsetnx(keys.match(m.match_id), "round", m.round)
-                pipe.hsetnx(keys.match(m.match_id), "status", "planned")
-            for bot in league.bots:
-                pipe.zadd(keys.ladder, {bot: league.initial}, nx=True)
-            pipe.rpush(keys.plan, *[m.match_id for m in plan])
-            pipe.hsetnx(keys.meta, "started_at", time.time())
-            pipe.execute()
+        pipe = self.r.pipeline()
+        for bot in league.bots:
+            pipe.zadd(keys.ladder, {bot: league.initial}, nx=True)
+        pipe.hsetnx(keys.meta, "started_at", time.time())
+        pipe.execute()
+        self.extend_plan(league.league_id, plan)
         if league.status != "finished":
             self.r.hset(keys.meta, "status", "running")
+
+    def extend_plan(self, league_id: str, matches: Sequence[PlannedMatchLike]) -> int:
+        """Add matches at the end of the plan; a match id already planned is left alone. How many were new."""
+        keys = self.keys(league_id)
+        added = 0
+        for start in range(0, len(matches), 500):
+            chunk = matches[start : start + 500]
+            args = [x for m in chunk for x in (m.match_id, json.dumps(list(m.seats)), m.seed, m.round)]
+            added += int(self._extend(keys=[keys.plan, *(keys.match(m.match_id) for m in chunk)], args=args))
+        return added
+
+    def seats(self, league_id: str) -> dict[str, tuple[str, ...]]:
+        """Every planned match's bots, seat by seat."""
+        ids = self.match_ids(league_id)
+        pipe = self.r.pipeline(transaction=False)
+        for mid in ids:
+            pipe.hget(self.keys(league_id).match(mid), "seats")
+        return {mid: tuple(json.loads(raw or b"[]")) for mid, raw in zip(ids, pipe.execute(), strict=True)}
+
+    def set_note(self, league_id: str, note: dict[str, Any]) -> None:
+        """What the league's planner concluded so far (an adaptive ladder's state, an SPRT's decision)."""
+        self.r.hset(self.keys(league_id).meta, "planner", json.dumps(note))
+
+    def note(self, league_id: str) -> dict[str, Any]:
+        raw = self.r.hget(self.keys(league_id).meta, "planner")
+        return dict(json.loads(raw)) if raw else {}
 
     def match_ids(self, league_id: str) -> list[str]:
         """Every match id of the plan, in plan order."""

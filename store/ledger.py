@@ -32,9 +32,10 @@ from .keys import LeagueKeys
 MATCH_STATES = ("queued", "running", "failed")
 """The states a match moves through before it is done (each has a set of match ids)."""
 
-# KEYS: match, ladder, h2h, h2h-games, records, finished, queued, running, failed, done, lease,
+# KEYS: match, ladder, h2h, h2h-games, records, finished, queued, running, failed, done, lease, outcomes,
 #       then per seat: stats, bot-matches, trend, history.
-# ARGV: match id, record, result, bots, teams, placing, totals, conduct, k, initial, now, winner, lease token.
+# ARGV: match id, record, result, bots, teams, placing, totals, conduct, k, initial, now, winner, lease token,
+#       outcome.
 _COMMIT = """
 local mkey, ladder, h2h, h2h_games, records, finished = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local lease = KEYS[11]
@@ -48,7 +49,7 @@ local totals = cjson.decode(ARGV[7])
 local conduct = cjson.decode(ARGV[8])
 local k, initial, now, winner = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], tonumber(ARGV[12])
 local n = #bots
-local function seat_key(i, j) return KEYS[11 + (i - 1) * 4 + j] end
+local function seat_key(i, j) return KEYS[12 + (i - 1) * 4 + j] end
 local rating, delta, opponents = {}, {}, 0
 for i = 1, n do
   rating[i] = tonumber(redis.call('ZSCORE', ladder, bots[i]) or initial)
@@ -101,6 +102,7 @@ redis.call('HSET', mkey, 'status', 'done', 'result', ARGV[3], 'finished_at', now
 for s = 7, 9 do redis.call('SREM', KEYS[s], mid) end
 redis.call('SADD', KEYS[10], mid)
 redis.call('RPUSH', finished, mid)
+redis.call('RPUSH', KEYS[12], ARGV[14])
 return 1
 """
 
@@ -149,11 +151,14 @@ class Ledger:
         k: float,
         initial: float,
         lease_token: str = "",
+        unit: str = "",
     ) -> bool:
         """Store a finished match once; False if it was already stored.
 
         With ``lease_token``, raises :class:`NotLeaseHolder` unless that token
-        still holds the match's lease.
+        still holds the match's lease. ``unit`` names the mirrored group the match
+        belongs to (its deal seed: games sharing one deal are one unit for the
+        ratings' uncertainty); by default the match is a unit of its own.
         """
         rules = Rules.from_record(record["rules"], players=len(record["players"]))
         result = record["result"]
@@ -161,13 +166,21 @@ class Ledger:
         forfeit_team = rules.team_of(forfeit_seat) if forfeit_seat is not None else None
         winner = result["winner"]
         teams = [rules.team_of(s) for s in range(rules.players)]
+        placed = placing(record["score"], winner, forfeit_team)
+        outcome = {
+            "m": match_id,
+            "u": unit or match_id,
+            "t": [[bots[s] for s in team] for team in rules.teams],
+            "p": placed,
+            "s": record["score"],
+        }
         args: list[str | int | float] = [
             match_id,
             json.dumps(record, separators=(",", ":")),
             json.dumps(result),
             json.dumps(list(bots)),
             json.dumps(teams),
-            json.dumps(placing(record["score"], winner, forfeit_team)),
+            json.dumps(placed),
             json.dumps(record["score"]),
             json.dumps(list(conduct)),
             k,
@@ -175,11 +188,21 @@ class Ledger:
             f"{time.time():.3f}",
             -1 if winner is None else winner,
             lease_token,
+            json.dumps(outcome, separators=(",", ":")),
         ]
         stored = int(self._commit(keys=commit_keys(keys, match_id, bots), args=args))
         if stored < 0:
             raise NotLeaseHolder(f"match {match_id} of league {keys.league}: this runner no longer holds its lease")
         return stored == 1
+
+
+def mirror_unit(seed: str, bots: Sequence[str]) -> str:
+    """The mirrored group a match belongs to: its deal seed and its bots (mirrored games share both).
+
+    >>> mirror_unit("spring/r1/p2", ["b", "a"]) == mirror_unit("spring/r1/p2", ["a", "b"])
+    True
+    """
+    return f"{seed}|{'+'.join(sorted(set(bots)))}"
 
 
 def state_keys(keys: LeagueKeys, match_id: str) -> list[str]:
@@ -198,6 +221,7 @@ def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[st
         keys.finished_order,
         *(keys.state_set(s) for s in (*MATCH_STATES, "done")),
         keys.lease(match_id),
+        keys.outcomes,
     ]
     for bot in bots:
         out += [keys.stats(bot), keys.bot_matches(bot), keys.trend(bot), keys.history(bot)]

@@ -115,12 +115,6 @@ class LeagueResults:
 
     # --------------------------------------------------------- head to head
 
-    def top_bots(self, league_id: str, limit: int) -> tuple[list[str], int]:
-        """The first ``limit`` bots of the ladder, and how many bots it has."""
-        keys = self.keys(league_id)
-        bots = [text(b) for b in self.r.zrevrange(keys.ladder, 0, max(limit, 1) - 1)]
-        return bots, int(self.r.zcard(keys.ladder))
-
     def head_to_head(self, league_id: str, bots: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
         """``cells[a][b]``: points and games of ``a`` against ``b``, for the pairs that played."""
         keys = self.keys(league_id)
@@ -165,6 +159,25 @@ class LeagueResults:
         """The bot's last ``limit`` matches, newest first."""
         keys = self.keys(league_id)
         return [text(m) for m in reversed(self.r.lrange(keys.bot_matches(bot), -limit, -1))]
+
+    # --------------------------------------------------------- outcomes and the fitted ladder
+
+    def outcomes(self, league_id: str) -> list[dict[str, Any]]:
+        """Every finished match as the rating model sees it (see :class:`scheduler.ratings.Outcome`)."""
+        return [json.loads(raw) for raw in self.r.lrange(self.keys(league_id).outcomes, 0, -1)]
+
+    def outcome_count(self, league_id: str) -> int:
+        return int(self.r.llen(self.keys(league_id).outcomes))
+
+    def cached(self, league_id: str, what: str = "fit") -> dict[str, Any] | None:
+        """The cached fitted ladder (``fit``) or LOS matrix (``los``), or None."""
+        keys = self.keys(league_id)
+        raw = self.r.get(keys.fit if what == "fit" else keys.fit_los)
+        return None if raw is None else dict(json.loads(raw))
+
+    def cache(self, league_id: str, what: str, data: dict[str, Any]) -> None:
+        keys = self.keys(league_id)
+        self.r.set(keys.fit if what == "fit" else keys.fit_los, json.dumps(data, separators=(",", ":")))
 
     # --------------------------------------------------------- records
 

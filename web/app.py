@@ -107,10 +107,21 @@ def api_league(reads: ReadsDep, league_id: str) -> JSONResponse:
 
 
 @api.get(
-    "/leagues/{league_id}/ladder", tags=["ladder"], summary="The Elo ladder, best first, with each bot's rating trend"
+    "/leagues/{league_id}/ladder",
+    tags=["ladder"],
+    summary="The fitted ladder, best first: rating, 95% interval, provisional mark, margin, settled groups, form",
 )
 def api_ladder(reads: ReadsDep, league_id: str) -> JSONResponse:
     return JSONResponse(queries.ladder(reads, league_id))
+
+
+@api.get(
+    "/leagues/{league_id}/los",
+    tags=["ladder"],
+    summary="Likelihood of superiority of every bot over every other (row over column), ladder order",
+)
+def api_los(reads: ReadsDep, league_id: str) -> JSONResponse:
+    return JSONResponse(queries.los(reads, league_id))
 
 
 @api.get(

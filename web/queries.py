@@ -13,6 +13,8 @@ from typing import Any
 import redis
 
 from engine_service.rules import GameRecord
+from scheduler.ladder import fitted, los_matrix
+from scheduler.ladder import ladder as fitted_ladder
 from store.leagues import LeagueError, LeagueStore
 from store.results import LeagueResults
 
@@ -67,6 +69,8 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
         "k": league.k,
         "initial": league.initial,
         "bots": league.bots,
+        "confidence": league.confidence,
+        "planner": reads.leagues.note(league_id),
         "progress": {
             **st.to_json(),
             "started_at": st.started_at,
@@ -76,20 +80,26 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
     }
 
 
-def ladder(reads: Reads, league_id: str) -> list[dict[str, Any]]:
-    rows = reads.results.ladder(league_id)
-    trends = reads.results.trends(league_id, [row.bot for row in rows], SPARK_POINTS)
-    return [
-        {"rank": rank, **row.to_json(), "trend": trend}
-        for rank, (row, trend) in enumerate(zip(rows, trends, strict=True), 1)
-    ]
+def ladder(reads: Reads, league_id: str) -> dict[str, Any]:
+    """The fitted ladder (:func:`scheduler.ladder.ladder`), each row with its form's sparkline."""
+    data = fitted_ladder(reads.results, reads.leagues.load(league_id))
+    trends = reads.results.trends(league_id, [row["bot"] for row in data["rows"]], SPARK_POINTS)
+    for row, trend in zip(data["rows"], trends, strict=True):
+        row["trend"] = trend
+    return data
+
+
+def los(reads: Reads, league_id: str) -> dict[str, Any]:
+    """Every bot's likelihood of superiority over every other (:func:`scheduler.ladder.los_matrix`)."""
+    return los_matrix(reads.results, reads.leagues.load(league_id))
 
 
 def crosstable(reads: Reads, league_id: str, limit: int = 30) -> dict[str, Any]:
-    """Head-to-head scores among the top ``limit`` bots of the ladder."""
-    bots, total = reads.results.top_bots(league_id, limit)
+    """Head-to-head scores among the top ``limit`` bots of the (fitted) ladder, in its order."""
+    order = [r["bot"] for r in fitted(reads.results, reads.leagues.load(league_id))["ratings"]]
+    bots = order[: max(limit, 1)]
     cells = reads.results.head_to_head(league_id, bots)
-    return {"bots": bots, "cells": cells, "shown": len(bots), "total_bots": total}
+    return {"bots": bots, "cells": cells, "shown": len(bots), "total_bots": len(order)}
 
 
 def recent_matches(reads: Reads, league_id: str, limit: int = 20, offset: int = 0) -> dict[str, Any]:
@@ -105,10 +115,16 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
     if row is None:
         raise LeagueError(f"no bot named {bot!r} in league {league_id!r}")
     history, length = reads.results.history(league_id, bot, CHART_POINTS)
+    fitted = fitted_ladder(reads.results, reads.leagues.load(league_id))
+    mine = next((r for r in fitted["rows"] if r["bot"] == bot), None)
+    counts = row.to_json()
+    form = counts.pop("rating")
     return {
         "league": league_id,
-        **row.to_json(),
-        "rank": reads.results.rank(league_id, bot),
+        **counts,
+        "form": form,
+        **({k: mine[k] for k in ("rating", "interval", "provisional", "margin", "margin_interval")} if mine else {}),
+        "rank": mine["rank"] if mine else reads.results.rank(league_id, bot),
         "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
         "history_points": length,
         "recent": reads.results.match_rows(league_id, reads.results.bot_match_ids(league_id, bot, limit)),

@@ -45,7 +45,7 @@ from store.codec import text
 from store.keys import LeagueKeys
 from store.leagues import LeagueStore
 from store.leases import MatchLease
-from store.ledger import NotLeaseHolder
+from store.ledger import NotLeaseHolder, mirror_unit
 from store.slots import GameSlots
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
 
@@ -149,7 +149,15 @@ def _attempt(
     conduct = [asdict(c) for c in outcome.conduct]
     try:
         stored = store.ledger.commit(
-            keys, match_id, outcome.record, seats, conduct, league.k, league.initial, lease_token=lease.token
+            keys,
+            match_id,
+            outcome.record,
+            seats,
+            conduct,
+            league.k,
+            league.initial,
+            lease_token=lease.token,
+            unit=mirror_unit(seed, seats),
         )
     except NotLeaseHolder as exc:
         raise LeaseLost(str(exc)) from None

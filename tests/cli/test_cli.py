@@ -85,7 +85,7 @@ def test_bad_input_gets_a_clear_error_and_exit_code_2() -> None:
     for args, message in [
         (("selfplay", "--preset", "nope"), "unknown preset 'nope'"),
         (("selfplay", "--rule", "target=bad"), "rule target='bad' is not valid"),
-        (("selfplay", "--bots", "greedy,alphago"), "unknown bot(s) alphago"),
+        (("selfplay", "--bots", "greedy,alphago"), "unknown bot 'alphago'; built-in bots: random, greedy, strong"),
         (("rules", "captures", "--preset", "tablanette-1939", "--players", "4", "--card", "9C"), "2 or 3 players"),
     ]:
         done = tablanette(*args)

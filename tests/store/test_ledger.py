@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -100,3 +101,39 @@ def test_state_moves_keep_one_set_per_match_and_never_undo_a_result(ledger: tupl
     assert not client.smembers(keys.state_set("running")) and client.smembers(keys.done) == {b"m"}
     assert Ledger(client).set_state(keys, "m", "queued") is False  # a late duplicate cannot reopen it
     assert client.hget(keys.match("m"), "status") == b"done"
+
+
+def test_the_fitted_ladder_is_the_same_whatever_order_results_were_committed_in() -> None:
+    from scheduler.ladder import ladder
+    from store.leagues import League, LeagueStore
+    from store.ledger import mirror_unit
+    from store.results import LeagueResults
+
+    rules = Rules.preset("tablic", target=31)
+    names = ["a", "b", "c"]
+    games = []
+    for i, (x, y) in enumerate([("a", "b"), ("b", "a"), ("a", "c"), ("c", "a"), ("b", "c"), ("c", "b")] * 3):
+        seed = f"s{i // 2}"
+        games.append((f"m{i}", seed, [x, y], record_for(rules, seed, [x, y])))
+    client = redis.Redis.from_url(REDIS_URL)
+    prefixes = [unique_prefix("order") for _ in range(3)]
+    ladders, forms = [], []
+    try:
+        for n, prefix in enumerate(prefixes):
+            store = LeagueStore(client, prefix)
+            store.create(League("L", rules, bots=names))
+            order = games[:]
+            random.Random(n).shuffle(order)
+            for mid, seed, seats, rec in order:
+                store.ledger.commit(
+                    store.keys("L"), mid, rec, seats, [CLEAN, CLEAN], 24, 1500, unit=mirror_unit(seed, seats)
+                )
+            data = ladder(LeagueResults(client, prefix), store.load("L"))
+            ladders.append([{k: r[k] for k in ("bot", "rating", "interval", "margin", "games")} for r in data["rows"]])
+            forms.append([r["form"] for r in data["rows"]])
+        assert ladders[0] == ladders[1] == ladders[2]  # the fitted ladder: identical
+        assert len(ladders[0]) == 3 and all(r["interval"] for r in ladders[0])
+    finally:
+        for prefix in prefixes:
+            clear_prefix(client, prefix)
+        client.close()

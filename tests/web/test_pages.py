@@ -108,22 +108,36 @@ def test_index_lists_the_league_with_its_progress(tab: Tab, site: Site) -> None:
     assert tab.text("progress-done") == str(total)
 
 
+def fitted(site: Site) -> dict[str, Any]:
+    """The league's fitted ladder, as the scheduler computes it."""
+    from scheduler.ladder import ladder
+
+    results = LeagueResults(site.arena.redis, site.arena.prefix)
+    return ladder(results, LeagueStore(site.arena.redis, site.arena.prefix).load(LEAGUE))
+
+
 def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> None:
-    rows = LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)
+    counts = {r.bot: r for r in LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)}
+    fit = fitted(site)["rows"]
+    rows = [counts[r["bot"]] for r in fit]  # ladder order: the fitted rating's
     page = tab.open(f"/leagues/{LEAGUE}")
 
     def shown() -> list[dict[str, str]]:
         out: list[dict[str, str]] = page.eval_on_selector_all(
             '[data-testid="ladder-row"]',
-            "rows => rows.map(r => Object.fromEntries([...r.cells].map(c => [c.dataset.col, c.textContent.trim()])))",
+            "rows => rows.map(r => ({"
+            "...Object.fromEntries([...r.cells].map(c => [c.dataset.col, c.textContent.trim()])),"
+            " bot: r.dataset.bot}))",
         )
         return out
 
     got = shown()
     assert [r["bot"] for r in got] == [r.bot for r in rows]
-    for rank, (cells, row) in enumerate(zip(got, rows, strict=True), 1):
+    for rank, (cells, row, f) in enumerate(zip(got, rows, fit, strict=True), 1):
         assert cells["rank"] == str(rank)
-        assert cells["rating"] == f"{row.rating:.1f}"
+        assert cells["rating"] == f"{f['rating']:.0f}"
+        assert cells["interval"].endswith(f" {f['interval'][0]:.0f}–{f['interval'][1]:.0f}")  # after the error bar
+        assert cells["form"].endswith(f" {row.rating:.0f}")  # the incremental Elo, shown as form after its sparkline
         assert cells["games"] == str(row.games) == "4"  # 3 bots, 2 games per pairing
         assert (cells["wins"], cells["draws"], cells["losses"]) == (str(row.wins), str(row.draws), str(row.losses))
         assert float(cells["points_per_game"]) == pytest.approx(row.points_per_game, abs=0.051)  # shown to 0.1
@@ -144,10 +158,43 @@ def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> Non
     assert [r["bot"] for r in shown()] == [r.bot for r in sorted(rows, key=lambda r: -r.losses)]
     page.get_by_test_id("sort-rating").click()
     page.get_by_test_id("sort-rating").click()  # second click: lowest rating first
-    assert [r["bot"] for r in shown()] == [r.bot for r in sorted(rows, key=lambda r: r.rating)]
+    assert [r["bot"] for r in shown()] == [r["bot"] for r in sorted(fit, key=lambda r: r["rating"])]
     page.get_by_test_id("sort-rank").click()
     assert [r["bot"] for r in shown()] == [r.bot for r in rows]
     tab.screenshot("league-sorted-desktop")
+
+
+def test_ladder_shows_intervals_and_which_bots_are_not_settled(tab: Tab, site: Site) -> None:
+    data = fitted(site)
+    page = tab.open(f"/leagues/{LEAGUE}")
+    for r in data["rows"]:
+        row = page.locator(f'[data-testid="ladder-row"][data-bot="{r["bot"]}"]')
+        bar = row.get_by_test_id("error-bar")
+        low, high, rating = (float(bar.get_attribute(a) or "nan") for a in ("data-low", "data-high", "data-rating"))
+        assert (low, high, rating) == (r["interval"][0], r["interval"][1], r["rating"])
+        assert bar.locator("line.range").count() == 1 and bar.locator("circle.pt").count() == 1
+        assert row.get_by_test_id("provisional").count() == int(r["provisional"])
+    groups = data["groups"]
+    for g, members in enumerate(groups):
+        for bot in members:
+            row = page.locator(f'[data-testid="ladder-row"][data-bot="{bot}"]')
+            assert row.get_attribute("data-group") == str(g)
+            assert ("unsettled" in (row.get_attribute("class") or "")) == (len(members) > 1)
+    legend = page.locator("#ladder-legend").inner_text()
+    if any(len(g) > 1 for g in groups):
+        assert "not settled yet" in legend
+    else:
+        assert "Every bot is above the next" in legend
+    los = page.get_by_test_id("los")
+    order = [r["bot"] for r in data["rows"]]
+    assert los.locator('[data-testid="los-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)") == order
+    api = json.loads(page.evaluate(f"fetch('/api/leagues/{LEAGUE}/los').then(r => r.text())"))
+    for i, a in enumerate(order):
+        for j, b in enumerate(order):
+            if i != j:
+                cell = los.locator(f'[data-testid="los-cell"][data-row="{a}"][data-col="{b}"]')
+                assert float(cell.get_attribute("data-los") or "nan") == api["los"][i][j]
+    tab.screenshot("ladder-intervals-desktop")
 
 
 def test_tournament_progress_shows_every_match_done(tab: Tab, site: Site) -> None:
@@ -175,7 +222,7 @@ def test_crosstable_cells_are_the_head_to_head_results(tab: Tab, site: Site) -> 
         games[a, b] += 1
         games[b, a] += 1
     page = tab.open(f"/leagues/{LEAGUE}")
-    bots = [r.bot for r in LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)]
+    bots = [r["bot"] for r in fitted(site)["rows"]]
     table = tab.testid("crosstable")
     assert table.locator('[data-testid="crosstable-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)") == bots
     for a in bots:
@@ -210,10 +257,14 @@ def test_recent_matches_link_to_their_replays(tab: Tab, site: Site) -> None:
 
 
 def test_bot_page_shows_history_conduct_and_results_from_its_seat(tab: Tab, site: Site) -> None:
-    top = LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)[0]
+    best = fitted(site)["rows"][0]
+    top = LeagueResults(site.arena.redis, site.arena.prefix).ladder_row(LEAGUE, best["bot"])
+    assert top is not None
     page = tab.open(f"/leagues/{LEAGUE}/bots/{top.bot}")
     assert page.locator("h1").inner_text() == top.bot
-    assert tab.text("rating") == f"{top.rating:.1f}"
+    assert tab.text("rating") == f"{best['rating']:.0f}"
+    assert tab.text("form") == f"{top.rating:.1f}"
+    assert tab.text("interval").startswith(f"{best['interval'][0]:.0f} – {best['interval'][1]:.0f}")
     assert tab.text("games") == str(top.games)
     assert tab.text("wdl") == f"{top.wins} / {top.draws} / {top.losses}"
     for tid, value in (("timeouts", top.timeouts), ("illegal", top.illegal), ("forfeits", top.forfeits)):

@@ -31,7 +31,9 @@
       `in league ${leagueId}` + (b.last_played ? ` · last played ${TA.time(b.last_played)}` : "");
     const winPct = b.games ? Math.round((100 * (b.wins + 0.5 * b.draws)) / b.games) : 0;
     clear(document.getElementById("stats")).append(
-      stat("Rating", num(b.rating, 1), "rating"),
+      stat("Rating", num(b.rating, 0), "rating"),
+      stat("95% interval", b.interval ? `${num(b.interval[0], 0)} – ${num(b.interval[1], 0)}` + (b.provisional ? " (provisional)" : "") : "–", "interval"),
+      stat("Form (Elo)", num(b.form, 1), "form"),
       stat("Rank", `#${b.rank}`, "rank"),
       stat("Games", b.games, "games"),
       stat("W / D / L", `${b.wins} / ${b.draws} / ${b.losses}`, "wdl"),
@@ -67,11 +69,11 @@
         testid: "rating-chart",
         baseline: initial,
         xLabel: "games played",
-        label: `rating of ${bot} over ${b.history_points} game(s)`,
+        label: `form (incremental Elo) of ${bot} over ${b.history_points} game(s)`,
       }),
     );
     document.getElementById("chart-hint").textContent = n
-      ? `${b.history_points} game(s); dashed line: the initial rating${b.history_points > n ? `; every ${Math.round(scale)}th point shown` : ""}`
+      ? `form: the incremental Elo after each of ${b.history_points} game(s), which depends on the order results came in; dashed line: the initial rating${b.history_points > n ? `; every ${Math.round(scale)}th point shown` : ""}`
       : "";
   }
 

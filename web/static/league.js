@@ -136,14 +136,65 @@
     return parts.length ? el("span", { class: "conduct-flag", text: parts.join(" · ") }) : el("span", { class: "muted", text: "clean" });
   }
 
+  let scale = { lo: 0, hi: 1 }; // the rating range the error bars are drawn in
+
+  function errorBar(r) {
+    const w = 140;
+    const h = 16;
+    const x = (v) => 4 + ((v - scale.lo) * (w - 8)) / Math.max(scale.hi - scale.lo, 1);
+    if (!r.interval) return el("span", { class: "muted", "data-testid": "error-bar", text: "no games yet" });
+    const [lo, hi] = r.interval;
+    const label = `${num(r.rating, 0)}, 95% interval ${num(lo, 0)} to ${num(hi, 0)}`;
+    return TA.svg(
+      "svg",
+      {
+        class: "errbar" + (r.provisional ? " provisional" : ""),
+        width: w,
+        height: h,
+        viewBox: `0 0 ${w} ${h}`,
+        role: "img",
+        "aria-label": label,
+        "data-testid": "error-bar",
+        "data-low": lo,
+        "data-high": hi,
+        "data-rating": r.rating,
+      },
+      TA.svg("title", { text: label }),
+      TA.svg("line", { x1: x(lo), x2: x(hi), y1: h / 2, y2: h / 2, class: "range" }),
+      TA.svg("line", { x1: x(lo), x2: x(lo), y1: 3, y2: h - 3, class: "cap" }),
+      TA.svg("line", { x1: x(hi), x2: x(hi), y1: 3, y2: h - 3, class: "cap" }),
+      TA.svg("circle", { cx: x(r.rating), cy: h / 2, r: 3.5, class: "pt" }),
+    );
+  }
+
   const LADDER_COLUMNS = [
     { key: "rank", label: "#", num: true },
     {
       key: "bot",
       label: "Bot",
-      render: (r) => el("a", { class: "bot-link", href: urls.bot(leagueId, r.bot), text: r.bot }),
+      render: (r) =>
+        el(
+          "span",
+          null,
+          el("a", { class: "bot-link", href: urls.bot(leagueId, r.bot), text: r.bot }),
+          r.provisional ? el("span", { class: "badge provisional", "data-testid": "provisional", title: "its interval is still wider than ±100", text: "provisional" }) : null,
+        ),
     },
-    { key: "rating", label: "Rating", num: true, defaultDir: -1, render: (r) => num(r.rating, 1) },
+    {
+      key: "rating",
+      label: "Rating",
+      num: true,
+      defaultDir: -1,
+      title: "fitted from every result (Bradley-Terry / Plackett-Luce); the same whatever order results came in",
+      render: (r) => el("span", { "data-testid": "rating", text: num(r.rating, 0) }),
+    },
+    {
+      key: "interval",
+      label: "95% interval",
+      value: (r) => (r.interval ? r.interval[1] - r.interval[0] : Infinity),
+      title: "ratings the results do not rule out (profile likelihood)",
+      render: (r) => el("span", { class: "nowrap" }, errorBar(r), el("span", { class: "muted small", "data-testid": "interval", text: r.interval ? ` ${num(r.interval[0], 0)}–${num(r.interval[1], 0)}` : "" })),
+    },
     { key: "games", label: "Games", num: true, defaultDir: -1 },
     { key: "wins", label: "W", num: true, defaultDir: -1, title: "wins" },
     { key: "draws", label: "D", num: true, defaultDir: -1, title: "draws" },
@@ -156,11 +207,38 @@
       title: "match points per game",
       render: (r) => num(r.points_per_game, 1),
     },
-    { key: "trend", label: "Trend", sortable: false, render: (r) => TA.sparkline(r.trend || []) },
+    {
+      key: "margin",
+      label: "Margin",
+      num: true,
+      defaultDir: -1,
+      title: "points per game over the opponents' (95% interval): a lower-noise second opinion",
+      render: (r) => el("span", { class: "nowrap", text: `${r.margin >= 0 ? "+" : ""}${num(r.margin, 1)}` + (r.margin_interval ? ` (${num(r.margin_interval[0], 0)}…${num(r.margin_interval[1], 0)})` : "") }),
+    },
+    {
+      key: "form",
+      label: "Form",
+      num: true,
+      defaultDir: -1,
+      title: "incremental Elo: a trend that depends on the order results came in, not the rating",
+      render: (r) => el("span", { class: "nowrap" }, TA.sparkline(r.trend || []), el("span", { class: "muted small", text: r.form == null ? "" : ` ${num(r.form, 0)}` })),
+    },
     { key: "conduct", label: "Conduct", value: conductValue, defaultDir: -1, render: conductCell, title: "timeouts, illegal plays, forfeits" },
   ];
 
-  function renderLadder(rows) {
+  function renderLadder(data) {
+    const rows = data.rows;
+    const groupOf = {};
+    data.groups.forEach((g, i) => g.forEach((b) => (groupOf[b] = { i, size: g.length })));
+    rows.forEach((r) => (r.group = groupOf[r.bot] || { i: 0, size: 1 }));
+    const known = rows.filter((r) => r.interval);
+    if (known.length) scale = { lo: Math.min(...known.map((r) => r.interval[0])), hi: Math.max(...known.map((r) => r.interval[1])) };
+    const unsettled = data.groups.filter((g) => g.length > 1);
+    document.getElementById("ladder-legend").textContent = !rows.length
+      ? ""
+      : unsettled.length
+        ? `Shaded rows are not settled yet: the likelihood that one is stronger than the next is below ${(100 * data.threshold).toFixed(1)}% (${unsettled.map((g) => g.join(", ")).join("; ")}). ${data.results} results.`
+        : `Every bot is above the next with a likelihood of superiority of at least ${(100 * data.threshold).toFixed(1)}%. ${data.results} results.`;
     const host = document.getElementById("ladder");
     if (rows.length === 0) {
       clear(host).append(el("p", { class: "muted", "data-testid": "ladder-empty", text: "No game rated yet." }));
@@ -174,9 +252,38 @@
     ladderTable = TA.sortableTable(LADDER_COLUMNS, rows, {
       testid: "ladder",
       sort: { key: "rank", dir: 1 },
-      rowAttrs: (r) => ({ "data-testid": "ladder-row", "data-bot": r.bot }),
+      rowAttrs: (r) => ({
+        "data-testid": "ladder-row",
+        "data-bot": r.bot,
+        "data-group": r.group.i,
+        class: r.group.size > 1 ? `unsettled g${r.group.i % 2}` : "",
+      }),
     });
     clear(host).append(TA.wrapTable(ladderTable.table));
+  }
+
+  // ------------------------------------------------------------------ how sure: LOS
+
+  function renderLos(data) {
+    const host = clear(document.getElementById("los"));
+    if (data.bots.length < 2) {
+      host.append(el("p", { class: "muted", text: "Needs two bots." }));
+      return;
+    }
+    const head = el("tr", null, el("th", { scope: "col", text: "" }), data.bots.map((b, j) => el("th", { scope: "col", class: "col-head", title: b, text: `${j + 1}. ${b}` })));
+    const body = data.bots.map((a, i) =>
+      el(
+        "tr",
+        { "data-testid": "los-row", "data-bot": a },
+        el("th", { scope: "row", class: "row-head", text: `${i + 1}. ${a}` }),
+        data.los[i].map((p, j) => {
+          if (i === j) return el("td", { class: "diag" });
+          const sure = p >= data.threshold ? "good" : p <= 1 - data.threshold ? "bad" : "even";
+          return el("td", { class: `cell ${sure}`, "data-testid": "los-cell", "data-row": a, "data-col": data.bots[j], "data-los": p, title: `${a} is stronger than ${data.bots[j]} with likelihood ${(100 * p).toFixed(1)}%`, text: `${(100 * p).toFixed(p > 0.999 || p < 0.001 ? 2 : 1)}%` });
+        }),
+      ),
+    );
+    host.append(TA.wrapTable(el("table", { class: "data cross", "data-testid": "los" }, el("thead", null, head), el("tbody", null, body)), true));
   }
 
   // ------------------------------------------------------------------ crosstable
@@ -355,12 +462,14 @@
   // ------------------------------------------------------------------ loading and polling
 
   async function loadTables() {
-    const [ladder, ct, matches] = await Promise.all([
+    const [ladder, ct, matches, los] = await Promise.all([
       TA.load(api("/ladder")),
       TA.load(api("/crosstable")),
       TA.load(api(`/matches?limit=${Math.max(PAGE, matchesShown.length)}`)),
+      TA.load(api("/los")),
     ]);
     renderLadder(ladder);
+    renderLos(los);
     renderCrosstable(ct);
     renderMatches(matches, false);
   }

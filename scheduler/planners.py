@@ -1,0 +1,156 @@
+"""What a league plays next: a fixed plan, or games spent where the ladder is unsure.
+
+A planner gives a league its first matches (:meth:`Planner.initial`) and, as
+results land, more of them (:meth:`Planner.more`), until it says the league
+needs nothing more. The :class:`~scheduler.league.Feeder` stores every match it
+is given (ids are stable, so a restarted scheduler resumes the same league) and
+plays them; the planners are pure, so tests and ``bench/rating.py`` drive them
+with games played in-process.
+
+- :class:`FixedPlanner`: round-robins, gauntlets and tables, planned in full at once.
+- :class:`AdaptivePlanner` (``--format adaptive``): one mirrored pair per
+  pairing as a seed, then mirrored pairs between the ladder neighbours whose
+  order is least certain, until every neighbour's likelihood of superiority
+  passes the league's confidence, or the game budget is spent.
+- :class:`SprtPlanner` (``--format sprt``): mirrored pairs between a challenger
+  and the champion until a pentanomial SPRT accepts H0 or H1 (or the budget).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from scheduler.pairings import PlannedMatch, mirrored_pair, plan_round_robin
+from scheduler.ratings import Outcome, fit_ratings, game_score
+from scheduler.sprt import SPRT
+from store.leagues import League
+
+
+class Planner(Protocol):
+    def initial(self) -> list[PlannedMatch]: ...
+
+    def more(
+        self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
+    ) -> list[PlannedMatch] | None:
+        """The next matches; ``[]`` to wait for results in flight; None when the league needs no more."""
+        ...
+
+    def note(self) -> dict[str, Any]:
+        """What the planner concluded so far (shown with the league)."""
+        ...
+
+
+class FixedPlanner:
+    """A plan made in full at the start (the league's format decides it)."""
+
+    def __init__(self, plan: list[PlannedMatch]) -> None:
+        self.plan = plan
+
+    def initial(self) -> list[PlannedMatch]:
+        return self.plan
+
+    def more(
+        self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
+    ) -> list[PlannedMatch] | None:
+        return None
+
+    def note(self) -> dict[str, Any]:
+        return {}
+
+
+def _units_in_flight(planned: Sequence[PlannedMatch], in_flight: Sequence[str]) -> Counter[frozenset[str]]:
+    flying = set(in_flight)
+    return Counter(frozenset(m.seats) for m in planned if m.match_id in flying)
+
+
+class AdaptivePlanner:
+    """Spend games where the ladder is least sure (see the module's doc)."""
+
+    def __init__(self, league: League) -> None:
+        self.league = league
+        self.seed = league.seed or league.league_id
+        n = len(league.bots)
+        self.budget = league.budget or n * (n - 1) * league.games  # a full double round-robin's games
+        self._note: dict[str, Any] = {"settled": False, "budget": self.budget}
+
+    def initial(self) -> list[PlannedMatch]:
+        """One mirrored pair for every pairing: everybody meets everybody once."""
+        return plan_round_robin(self.league.bots, games=2, seed=self.seed, double=False, mirrored=True)
+
+    def more(
+        self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
+    ) -> list[PlannedMatch] | None:
+        fit = fit_ratings(
+            outcomes, self.league.bots, self.league.initial, threshold=self.league.confidence, intervals=False
+        )
+        unsure = sorted((los, a, b) for a, b, los in fit.neighbours() if los < self.league.confidence)
+        self._note = {
+            "settled": not unsure,
+            "budget": self.budget,
+            "planned": len(planned),
+            "unsettled": [[a, b, round(los, 4)] for los, a, b in unsure],
+        }
+        if not unsure or len(planned) + 2 > self.budget:
+            return [] if in_flight else None
+        flying = _units_in_flight(planned, in_flight)
+        for _, a, b in unsure:  # least sure first; one pair at a time per pairing
+            if not flying[frozenset((a, b))]:
+                extra = sum(1 for m in planned if m.match_id.startswith("x")) // 2
+                return mirrored_pair(a, b, self.seed, f"x{extra + 1}", 1000 + extra)
+        return []
+
+    def note(self) -> dict[str, Any]:
+        return self._note
+
+
+class SprtPlanner:
+    """A challenger against the champion, mirrored pair after mirrored pair, until the SPRT decides."""
+
+    def __init__(self, league: League) -> None:
+        if len(league.bots) != 2 or not league.champion or league.champion not in league.bots:
+            raise ValueError("an sprt league has two bots, one of them the champion (--champion BOT)")
+        self.league = league
+        self.seed = league.seed or league.league_id
+        self.champion = league.champion
+        self.challenger = next(b for b in league.bots if b != league.champion)
+        self.test = SPRT(**{k: float(v) for k, v in league.sprt.items()})
+        self.budget = league.budget or 4000
+        self._note: dict[str, Any] = {}
+
+    def initial(self) -> list[PlannedMatch]:
+        return []
+
+    def pentanomial(self, outcomes: Sequence[Outcome]) -> list[int]:
+        """Counts of the challenger's pair scores 0, 1/2, 1, 3/2, 2 over the finished mirrored pairs."""
+        units: dict[str, list[Outcome]] = {}
+        for o in outcomes:
+            units.setdefault(o.unit, []).append(o)
+        counts = [0] * 5
+        for games in units.values():
+            if len(games) == 2:
+                score = sum(game_score(o, 0 if o.teams[0][0] == self.challenger else 1) for o in games)
+                counts[round(score * 2)] += 1
+        return counts
+
+    def more(
+        self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
+    ) -> list[PlannedMatch] | None:
+        decision = self.test.decide(self.pentanomial(outcomes))
+        self._note = {
+            "challenger": self.challenger,
+            "champion": self.champion,
+            **decision.to_json(),
+            "test": vars(self.test),
+        }
+        if decision.decision != "none" or len(planned) + 2 > self.budget:
+            if decision.decision == "none":
+                self._note["decision"] = "budget spent"
+            return [] if in_flight else None
+        n = len(planned) // 2
+        first, second = (self.challenger, self.champion) if n % 2 == 0 else (self.champion, self.challenger)
+        return mirrored_pair(first, second, self.seed, f"s{n + 1}", n + 1)
+
+    def note(self) -> dict[str, Any]:
+        return self._note

@@ -1,0 +1,534 @@
+"""Fitted ratings with intervals: what a league's results say about its bots, and how sure it is.
+
+**The model** is Plackett–Luce over teams (for two sides it is exactly
+Bradley–Terry with a draw as half a win and half a loss): each match ranks its
+teams by placing, a team's strength is the sum of its members' ratings, and a
+team of rating ``u`` is picked first among the teams still in the running in
+proportion to ``10 ** (u / 400)``. Tied teams count as every order of them,
+equally weighted. The ratings maximize the likelihood of *all* results at once
+(Newton's method on the exact gradient and Hessian), so the ladder is the same
+whatever order the results arrived in.
+
+**A weak prior** keeps perfect scores finite, as BayesElo does: every two bots
+that met also drew ``prior_draws`` virtual games against each other (so a
+16-0 is a large gap, not an infinite one), and every bot drew a hundredth of a
+virtual game against a player at the league's initial rating (which only pins
+the scale). The ratings are then shifted so their mean is the initial rating.
+
+**Mirrored pairs** (one deal played twice with the seats swapped) are one unit,
+as chess engine testing treats paired openings. The variance of a pair's score
+(0, 1/2, 1, 3/2 or 2: the *pentanomial* outcome) is ``2 var(game) (1 + rho)``
+with ``rho`` the correlation of its two games; for each pair of bots ``1 + rho``
+(estimated, shrunk toward 1 when there are few pairs) is a design effect, and
+that pair's mirrored games weigh ``1 / effect`` in the likelihood (a
+quasi-likelihood). Pairs whose luck cancels (the deal, not the bot, decided each
+game) count for more; pairs won or lost whole count for less.
+
+**Uncertainty** is read off the likelihood itself. A bot's 95% interval is the
+set of ratings its profile likelihood does not reject (deviance within 3.84);
+the likelihood of superiority of ``a`` over ``b`` is ``Phi(z)`` with ``z`` the
+signed root of the deviance of ``r_a = r_b``. Unlike the curvature at the
+maximum (the Wald interval), this stays honest when one bot wins every game: the
+interval is then short on the side the games bound and long on the side they do
+not. Above :data:`PROFILE_MAX` bots the curvature is used (cheaper, asymptotically
+the same). Neighbours on the ladder whose LOS is below the threshold are
+*unsettled* and grouped together.
+
+**The point margin** (own points minus the others' mean, per game) is reported
+beside each rating with its own interval, the mirrored pair again one unit: a
+second, lower-noise statistic. Win/loss stays the definition of strength.
+
+>>> o = [Outcome(f"m{i}", f"u{i // 2}", (("a",), ("b",)), (1.0, 0.0), (101, 60)) for i in range(6)]
+>>> fit = fit_ratings(o + [Outcome("m9", "u9", (("b",), ("a",)), (1.0, 0.0), (101, 90))])
+>>> [r.bot for r in fit.ratings], fit.ratings[0].rating > 1500 > fit.ratings[1].rating
+(['a', 'b'], True)
+>>> round(sum(r.rating for r in fit.ratings) / 2, 6), 0.5 < fit.los("a", "b") < 1
+(1500.0, True)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit, ndtr
+
+ELO = 400 / math.log(10)
+"""Elo points per unit of natural-log strength."""
+Z95 = 1.959963984540054
+DEVIANCE_95 = Z95**2
+PROFILE_MAX = 40
+"""Up to this many bots, intervals and LOS come from the profile likelihood; above, from its curvature."""
+ANCHOR_DRAWS = 0.01
+"""Virtual draws of every bot against a player at 0: pins the scale, says nothing else."""
+PROFILE_REACH = 32.0
+"""How far (natural-log units, about 5,500 Elo) an interval may reach before it is cut."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished match as the model sees it."""
+
+    match_id: str
+    unit: str
+    """Matches sharing a unit are one mirrored group (one deal, seats rotated)."""
+    teams: tuple[tuple[str, ...], ...]
+    placing: tuple[float, ...]
+    """Per team, higher is better; equal values are a tie."""
+    points: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        teams = [list(t) for t in self.teams]
+        return {"m": self.match_id, "u": self.unit, "t": teams, "p": list(self.placing), "s": list(self.points)}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Outcome:
+        teams = tuple(tuple(t) for t in d["t"])
+        return cls(d["m"], d["u"], teams, tuple(float(p) for p in d["p"]), tuple(d["s"]))
+
+
+@dataclass(frozen=True)
+class Rating:
+    bot: str
+    rating: float
+    low: float
+    high: float
+    games: int
+    provisional: bool
+    margin: float
+    """Mean points per game over the other teams' mean."""
+    margin_low: float
+    margin_high: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot,
+            "rating": round(self.rating, 1),
+            "interval": _finite([self.low, self.high], 1),
+            "games": self.games,
+            "provisional": self.provisional,
+            "margin": round(self.margin, 2),
+            "margin_interval": _finite([self.margin_low, self.margin_high]),
+        }
+
+
+@dataclass
+class Fit:
+    """A league's fitted ladder (best first), and the likelihood behind its uncertainty."""
+
+    ratings: list[Rating]
+    threshold: float
+    model: _Model | None = None
+    theta: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    index: dict[str, int] = field(default_factory=dict)
+    _los: dict[tuple[str, str], float] = field(default_factory=dict)
+    _cov: np.ndarray | None = None
+
+    def los(self, a: str, b: str) -> float:
+        """Likelihood that ``a`` is stronger than ``b`` (0.5 if either has not played)."""
+        if a == b or a not in self.index or b not in self.index:
+            return 0.5
+        if (a, b) not in self._los:
+            assert self.model is not None
+            if self.model.n > PROFILE_MAX and self._cov is None:
+                self._cov = np.linalg.inv(self.model.information(self.theta))  # once, for every pair
+            z = self.model.signed_root(self.theta, self.index[a], self.index[b], self._cov)
+            self._los[(a, b)], self._los[(b, a)] = float(ndtr(z)), float(ndtr(-z))
+        return self._los[(a, b)]
+
+    def los_matrix(self) -> list[list[float]]:
+        """``m[i][j]``: LOS of the i-th bot of the ladder over the j-th (0.5 on the diagonal)."""
+        order = [r.bot for r in self.ratings]
+        return [[round(self.los(a, b), 4) for b in order] for a in order]
+
+    def groups(self) -> list[list[str]]:
+        """The ladder cut where a bot is above its next neighbour with LOS >= the threshold.
+
+        A group of more than one bot is *unsettled*: its order may still change.
+        """
+        out: list[list[str]] = []
+        for r in self.ratings:
+            if out and self.los(out[-1][-1], r.bot) < self.threshold:
+                out[-1].append(r.bot)
+            else:
+                out.append([r.bot])
+        return out
+
+    def neighbours(self) -> list[tuple[str, str, float]]:
+        """Each bot and the next one down the ladder, with the LOS of the first over the second."""
+        order = [r.bot for r in self.ratings]
+        return [(a, b, self.los(a, b)) for a, b in itertools.pairwise(order)]
+
+    def settled(self) -> bool:
+        """Every bot is above its next neighbour with LOS >= the threshold."""
+        return all(los >= self.threshold for _, _, los in self.neighbours())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": "Plackett-Luce (Bradley-Terry for two sides); virtual-draw prior; mirrored pairs as units",
+            "threshold": self.threshold,
+            "ratings": [r.to_json() for r in self.ratings],
+            "groups": self.groups(),
+            "neighbours": [{"above": a, "below": b, "los": round(p, 4)} for a, b, p in self.neighbours()],
+        }
+
+
+def fit_ratings(
+    outcomes: Iterable[Outcome],
+    bots: Sequence[str] = (),
+    initial: float = 1500.0,
+    prior_draws: float = 2.0,
+    threshold: float = 0.975,
+    provisional_width: float = 100.0,
+    intervals: bool = True,
+) -> Fit:
+    """Fit the league's ratings from all its outcomes (the order they come in does not matter).
+
+    ``bots`` adds bots that have not played yet (they sit at ``initial``, provisional).
+    ``intervals=False`` skips the intervals (and margins) when only the order and
+    the LOS are wanted, as the adaptive planner does.
+    """
+    results = sorted(outcomes, key=lambda o: o.match_id)
+    names = sorted({b for o in results for t in o.teams for b in t})
+    index = {b: i for i, b in enumerate(names)}
+    unplayed = [  # no result says anything about them yet
+        Rating(b, initial, -math.inf, math.inf, 0, True, 0.0, -math.inf, math.inf)
+        for b in sorted(set(bots) - set(names))
+    ]
+    if not names:
+        return Fit(unplayed, threshold)
+    model = _Model.build(results, index, prior_draws, _pair_weights(results))
+    theta = model.maximize()
+    centred = theta - theta.mean()  # what the ladder shows: each rating over the league's mean
+    if not intervals:
+        bounds = [(-math.inf, math.inf)] * len(names)
+    elif len(names) <= PROFILE_MAX:
+        bounds = [model.profile_interval(theta, i) for i in range(len(names))]
+    else:
+        centring = np.eye(len(names)) - 1 / len(names)
+        sd = np.sqrt(np.diag(centring @ np.linalg.inv(model.information(theta)) @ centring.T))
+        bounds = [(centred[i] - Z95 * sd[i], centred[i] + Z95 * sd[i]) for i in range(len(names))]
+    games, margins = _games_and_margins(results, index)
+    rows = []
+    for b, i in index.items():
+        low, high = bounds[i][0] * ELO + initial, bounds[i][1] * ELO + initial
+        m, m_se = margins[i]
+        rows.append(
+            Rating(
+                b,
+                float(centred[i] * ELO + initial),
+                low,
+                high,
+                games[i],
+                (high - low) / 2 > provisional_width,
+                m,
+                m - Z95 * m_se,
+                m + Z95 * m_se,
+            )
+        )
+    rows.sort(key=lambda r: (-r.rating, r.bot))
+    return Fit(rows + unplayed, threshold, model, theta, index)
+
+
+@dataclass
+class _Model:
+    """The (weighted) log-likelihood as arrays: choice events among distinct teams.
+
+    Events with the same chosen team and the same teams in the running are one
+    event with their weights summed, so a round-robin of any length has at most
+    one event per ordered pair of bots.
+    """
+
+    n: int
+    prior: float
+    A: Any  # scipy.sparse matrix: distinct teams x bots
+    chosen: np.ndarray
+    weight: np.ndarray
+    rest: np.ndarray  # events x width, -1 padded: the teams in the running
+    mask: np.ndarray
+
+    @classmethod
+    def build(
+        cls, outcomes: Sequence[Outcome], index: dict[str, int], prior: float, weights: Sequence[float]
+    ) -> _Model:
+        from scipy.sparse import csr_matrix
+
+        team_ids: dict[tuple[int, ...], int] = {}
+        events: dict[tuple[int, tuple[int, ...]], float] = defaultdict(float)
+        met: set[tuple[int, int]] = set()
+        for o, w in zip(outcomes, weights, strict=True):
+            teams = [team_ids.setdefault(tuple(sorted(index[b] for b in t)), len(team_ids)) for t in o.teams]
+            for order, p in _orders(o.placing):
+                for k, t in enumerate(order[:-1]):
+                    events[(teams[t], tuple(sorted(teams[x] for x in order[k:])))] += w * p
+            for x, y in itertools.combinations(o.teams, 2):
+                met.update((min(a, b), max(a, b)) for a in (index[b] for b in x) for b in (index[c] for c in y))
+        for a, b in sorted(met):  # the virtual draws of every two bots that met: half a win each way
+            ta = team_ids.setdefault((a,), len(team_ids))
+            tb = team_ids.setdefault((b,), len(team_ids))
+            events[(ta, tuple(sorted((ta, tb))))] += prior / 2
+            events[(tb, tuple(sorted((ta, tb))))] += prior / 2
+        width = max((len(rest) for _, rest in events), default=1)
+        rest = np.full((len(events), width), -1, dtype=np.int64)
+        for e, (_, r) in enumerate(events):
+            rest[e, : len(r)] = r
+        rows = [t for members, t in team_ids.items() for _ in members]
+        cols = [b for members in team_ids for b in members]
+        shape = (len(team_ids), len(index))
+        return cls(
+            len(index),
+            ANCHOR_DRAWS,
+            csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape),
+            np.array([c for c, _ in events], dtype=np.int64),
+            np.array(list(events.values()), dtype=float),
+            rest,
+            rest >= 0,
+        )
+
+    def _probabilities(self, theta: np.ndarray) -> np.ndarray:
+        """``p[e, k]``: the chance that the k-th team in the running is chosen at event ``e``."""
+        u = self.A @ theta
+        vals = np.where(self.mask, u[np.maximum(self.rest, 0)], -np.inf)
+        if not len(vals):
+            return vals
+        ex = np.where(self.mask, np.exp(vals - vals.max(axis=1, keepdims=True)), 0.0)
+        return np.asarray(ex / ex.sum(axis=1, keepdims=True))
+
+    def loglik(self, theta: np.ndarray) -> float:
+        u = self.A @ theta
+        vals = np.where(self.mask, u[np.maximum(self.rest, 0)], -np.inf)
+        top = vals.max(axis=1) if len(vals) else np.zeros(0)
+        lse = top + np.log(np.where(self.mask, np.exp(vals - top[:, None]), 0.0).sum(axis=1)) if len(vals) else top
+        prior = self.prior * 0.5 * (_log_sigmoid(theta) + _log_sigmoid(-theta)).sum()
+        return float((self.weight * (u[self.chosen] - lse)).sum() + prior)
+
+    def gradient(self, theta: np.ndarray) -> np.ndarray:
+        p = self._probabilities(theta)
+        g_u = np.zeros(self.A.shape[0])
+        np.add.at(g_u, self.chosen, self.weight)
+        np.add.at(g_u, self.rest[self.mask], -(self.weight[:, None] * p)[self.mask])
+        return np.asarray(self.A.T @ g_u) + self.prior * (0.5 - _sigmoid(theta))
+
+    def information(self, theta: np.ndarray) -> np.ndarray:
+        """Minus the Hessian of the log-likelihood (exact for this model), prior included."""
+        from scipy.sparse import coo_matrix
+
+        p = self._probabilities(theta)
+        width = self.rest.shape[1]
+        rows, cols, vals = [], [], []
+        for a in range(width):
+            for b in range(width):
+                both = self.mask[:, a] & self.mask[:, b]
+                h = self.weight * ((p[:, a] if a == b else 0.0) - p[:, a] * p[:, b])
+                rows.append(self.rest[both, a])
+                cols.append(self.rest[both, b])
+                vals.append(h[both])
+        teams = self.A.shape[0]
+        h_u = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(teams, teams))
+        info = np.asarray((self.A.T @ h_u.tocsr() @ self.A).todense())
+        s = _sigmoid(theta)
+        info[np.diag_indices(self.n)] += self.prior * s * (1 - s)
+        return info
+
+    def maximize(self, start: np.ndarray | None = None, fixed: dict[int, float] | None = None) -> np.ndarray:
+        """Newton's method with a backtracking line search (the log-likelihood is concave);
+        ``fixed`` coordinates are held at their values."""
+        theta = np.zeros(self.n) if start is None else start.copy()
+        fixed = fixed or {}
+        for i, v in fixed.items():
+            theta[i] = v
+        free = np.array([i for i in range(self.n) if i not in fixed], dtype=np.int64)
+        if not len(free):
+            return theta
+        value = self.loglik(theta)
+        for _ in range(200):
+            g = self.gradient(theta)[free]
+            if np.abs(g).max() < 1e-9:
+                break
+            step = np.linalg.solve(self.information(theta)[np.ix_(free, free)], g)
+            t = 1.0
+            while True:  # halve the step until the likelihood rises
+                trial = theta.copy()
+                trial[free] += t * step
+                new = self.loglik(trial)
+                if new >= value - 1e-12 or t < 1e-6:
+                    break
+                t /= 2
+            theta, value = trial, new
+            if np.abs(t * step).max() < 1e-10:
+                break
+        return theta
+
+    def _deviance(self, best: float, theta: np.ndarray) -> float:
+        return max(2 * (best - self.loglik(theta)), 0.0)
+
+    def maximize_on(self, c: np.ndarray, v: float, start: np.ndarray) -> np.ndarray:
+        """The maximum subject to ``c @ theta == v`` (Newton with backtracking in the plane's coordinates)."""
+        from scipy.linalg import null_space
+
+        basis = null_space(c[None, :])  # n x (n-1): the directions that keep c @ theta fixed
+        theta = start + c * (v - c @ start) / (c @ c)
+        value = self.loglik(theta)
+        for _ in range(200):
+            g = basis.T @ self.gradient(theta)
+            if np.abs(g).max() < 1e-9:
+                break
+            step = basis @ np.linalg.solve(basis.T @ self.information(theta) @ basis, g)
+            t = 1.0
+            while (new := self.loglik(theta + t * step)) < value - 1e-12 and t > 1e-6:
+                t /= 2
+            theta, value = theta + t * step, new
+            if np.abs(t * step).max() < 1e-10:
+                break
+        return np.asarray(theta)
+
+    def profile_interval(self, theta: np.ndarray, i: int, level: float = DEVIANCE_95) -> tuple[float, float]:
+        """The values of bot ``i``'s rating over the mean (natural-log scale) its profile deviance keeps within
+        ``level``: the likelihood-based interval of what the ladder shows."""
+        best = self.loglik(theta)
+        c = -np.ones(self.n) / self.n
+        c[i] += 1.0
+        here = float(c @ theta)
+
+        def excess(v: float) -> float:
+            return self._deviance(best, self.maximize_on(c, v, theta)) - level
+
+        bounds = []
+        for direction in (-1.0, 1.0):
+            reach = 0.5
+            while excess(here + direction * reach) < 0 and reach < PROFILE_REACH:
+                reach *= 2  # widen until the deviance passes the level (the prior makes sure it does)
+            far = here + direction * reach
+            bounds.append(brentq(excess, here, far, xtol=1e-4) if excess(far) > 0 else far)
+        return bounds[0], bounds[1]
+
+    def signed_root(self, theta: np.ndarray, a: int, b: int, cov: np.ndarray | None = None) -> float:
+        """``sign(r_a - r_b) * sqrt(deviance of r_a = r_b)``: a z-score for "a is stronger than b".
+
+        Given ``cov`` (the inverse information, for large leagues), the Wald z-score instead.
+        """
+        c = np.zeros(self.n)
+        c[a], c[b] = 1.0, -1.0
+        if cov is not None:
+            var = float(c @ cov @ c)
+            return float((theta[a] - theta[b]) / math.sqrt(max(var, 1e-12)))
+        deviance = self._deviance(self.loglik(theta), self.maximize_on(c, 0.0, theta))
+        return float(np.sign(theta[a] - theta[b]) * math.sqrt(deviance))
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.asarray(expit(x))
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    return np.asarray(-np.logaddexp(0.0, -x))
+
+
+def _finite(values: Sequence[float], digits: int = 2) -> list[float] | None:
+    """Rounded values, or None when one is not finite (too little to say)."""
+    return [round(v, digits) for v in values] if all(math.isfinite(v) for v in values) else None
+
+
+def _orders(placing: Sequence[float]) -> list[tuple[list[int], float]]:
+    """Every finishing order of the teams the placing allows (ties in every order), each weighted.
+
+    >>> _orders((1.0, 0.0)), _orders((0.5, 0.5))
+    ([([0, 1], 1.0)], [([0, 1], 0.5), ([1, 0], 0.5)])
+    """
+    groups: dict[float, list[int]] = defaultdict(list)
+    for t, p in enumerate(placing):
+        groups[p].append(t)
+    perms = [list(itertools.permutations(groups[p])) for p in sorted(groups, reverse=True)]
+    count = math.prod(len(x) for x in perms)
+    return [([t for g in combo for t in g], 1 / count) for combo in itertools.product(*perms)]
+
+
+def game_score(o: Outcome, team: int) -> float:
+    """``team``'s game score against the others: 1 ahead of all, 0 behind all, 1/2 a tie (two sides)."""
+    mine = o.placing[team]
+    others = [p for t, p in enumerate(o.placing) if t != team]
+    return sum(1.0 if mine > p else 0.5 if mine == p else 0.0 for p in others) / len(others)
+
+
+def _duel(o: Outcome) -> tuple[str, str] | None:
+    """The two bots of a one-against-one match, in seat order, or None for tables and partnerships."""
+    if len(o.teams) != 2 or any(len(t) != 1 for t in o.teams):
+        return None
+    return o.teams[0][0], o.teams[1][0]
+
+
+def _pair_weights(outcomes: Sequence[Outcome]) -> list[float]:
+    """Per outcome, 1 / the design effect of its bots' mirrored pairs (1 when it is in none)."""
+    units: dict[str, list[int]] = defaultdict(list)
+    for m, o in enumerate(outcomes):
+        units[o.unit].append(m)
+    pair_units: dict[frozenset[str], list[tuple[float, float]]] = defaultdict(list)
+    members: dict[int, frozenset[str]] = {}
+    for ms in units.values():
+        duels = [_duel(outcomes[m]) for m in ms]
+        pairs = {frozenset(d) for d in duels if d is not None}
+        if len(ms) != 2 or None in duels or len(pairs) != 1:
+            continue
+        (pair,) = pairs
+        first = min(pair)  # both games scored from the same bot's side
+        s1, s2 = (game_score(outcomes[m], 0 if d and d[0] == first else 1) for m, d in zip(ms, duels, strict=True))
+        pair_units[pair].append((s1, s2))
+        members.update({m: pair for m in ms})
+    effect = {pair: _design_effect(scores) for pair, scores in pair_units.items()}
+    return [1 / effect[members[m]] if m in members else 1.0 for m in range(len(outcomes))]
+
+
+def _design_effect(units: Sequence[tuple[float, float]], shrink: float = 4.0) -> float:
+    """``1 + rho``: how much a mirrored pair's score varies against two independent games.
+
+    ``rho`` is the correlation of the two games of a pair (scored from one bot's
+    side), shrunk toward 0 by ``n / (n + shrink)`` so a few pairs say little; with
+    no spread at all (one bot won everything) it is 0. Clipped to [0.2, 2].
+
+    >>> _design_effect([(1.0, 0.0), (0.0, 1.0)] * 8) < 0.5  # every pair split: the deal decided, luck cancels
+    True
+    >>> _design_effect([(1.0, 1.0), (0.0, 0.0)] * 8) > 1.5  # pairs won or lost whole
+    True
+    >>> _design_effect([(1.0, 1.0)] * 8)  # a perfect score says nothing about the correlation
+    1.0
+    """
+    n = len(units)
+    if n < 2:
+        return 1.0
+    values = [s for u in units for s in u]
+    mean = sum(values) / len(values)
+    var = sum((s - mean) ** 2 for s in values) / len(values)
+    if var < 1e-9:
+        return 1.0
+    rho = sum((a - mean) * (b - mean) for a, b in units) / n / var
+    return float(np.clip(1 + rho * n / (n + shrink), 0.2, 2.0))
+
+
+def _games_and_margins(
+    outcomes: Sequence[Outcome], index: dict[str, int]
+) -> tuple[list[int], list[tuple[float, float]]]:
+    """Per bot: games played, and (mean point margin, its standard error with mirrored units as clusters)."""
+    per_bot: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for o in outcomes:
+        for t, team in enumerate(o.teams):
+            others = [s for u, s in enumerate(o.points) if u != t]
+            margin = o.points[t] - sum(others) / len(others)
+            for b in team:
+                per_bot[index[b]][o.unit].append(margin)
+    games = [0] * len(index)
+    margins = [(0.0, math.inf)] * len(index)
+    for i, units in per_bot.items():
+        values = [v for vs in units.values() for v in vs]
+        games[i] = len(values)
+        mean = sum(values) / len(values)
+        clusters = [sum(v - mean for v in vs) for vs in units.values()]
+        c = len(clusters)
+        se = math.sqrt(sum(x * x for x in clusters) * c / (c - 1)) / len(values) if c > 1 else math.inf
+        margins[i] = (mean, se)
+    return games, margins
