@@ -18,6 +18,15 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_MAX_MESSAGE_BYTES`` | ``1048576`` | largest message a bot may send |
 | ``TABLANETTE_TLS_CERT`` / ``TABLANETTE_TLS_KEY`` | unset | serve TLS with this certificate and key |
 | ``TABLANETTE_SESSION_TTL_MS`` | ``15000`` | lifetime of a session entry in Redis (refreshed at a third of it) |
+| ``TABLANETTE_HELLO_RATE`` / ``_BURST`` | ``20`` / ``100`` | Hellos per second (and burst) from one peer address |
+| ``TABLANETTE_TOKEN_HELLO_RATE`` / ``_BURST`` | ``1`` / ``10`` | Hellos per second (and burst) with one token |
+| ``TABLANETTE_MAX_STREAMS_PER_ADDRESS`` | ``1024`` | live bot streams from one peer address |
+| ``TABLANETTE_MESSAGE_RATE`` / ``_BURST`` | ``500`` / ``1000`` | messages per second (and burst) on one bot stream |
+| ``TABLANETTE_OUTBOX_LIMIT`` | ``256`` | messages queued for a bot that does not read before it is disconnected |
+| ``TABLANETTE_RULES_RATE`` / ``_BURST`` | ``20`` / ``50`` | Rules calls per second (and burst) per peer address |
+| ``TABLANETTE_RULES_WORKERS`` | ``1`` | processes answering Rules service calls (off the event loop) |
+| ``TABLANETTE_RULES_DEADLINE_MS`` | ``2000`` | the longest a Rules service call may take |
+| ``TABLANETTE_RULES_MAX_PLAYS`` | ``5000`` | capture sets one Rules question may enumerate |
 | ``TABLANETTE_BROKER_URL`` | the Redis URL | Celery broker (Redis) |
 | ``TABLANETTE_VISIBILITY_TIMEOUT`` | ``7200`` | seconds before an unacknowledged match is redelivered |
 | ``TABLANETTE_TASK_TIME_LIMIT`` | ``visibility - 300`` (at least 60) | hard time limit of one match |
@@ -65,6 +74,20 @@ class ArenaSettings(BaseSettings):
     tls_key: str | None = None
     session_ttl_ms: int = Field(15_000, ge=300)
     drain_seconds: float = Field(5.0, ge=0)
+    # the engine service's limits (docs/protocol.md, "Limits")
+    hello_rate: float = Field(20.0, gt=0)
+    hello_burst: int = Field(100, ge=1)
+    token_hello_rate: float = Field(1.0, gt=0)
+    token_hello_burst: int = Field(10, ge=1)
+    max_streams_per_address: int = Field(1024, ge=1)
+    message_rate: float = Field(500.0, gt=0)
+    message_burst: int = Field(1000, ge=1)
+    outbox_limit: int = Field(256, ge=8)
+    rules_rate: float = Field(20.0, gt=0)
+    rules_burst: int = Field(50, ge=1)
+    rules_workers: int = Field(1, ge=1, le=64)
+    rules_deadline_ms: int = Field(2000, ge=10)
+    rules_max_plays: int = Field(5000, ge=10)
     # the workers
     broker_url: str = ""
     visibility_timeout: int = Field(7200, ge=2)

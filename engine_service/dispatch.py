@@ -40,3 +40,9 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
     ) -> dispatch_pb2.EndGameResponse:
         await self._check(context)
         return await self.gateway.end_game(request)
+
+    async def SessionLive(
+        self, request: dispatch_pb2.SessionLiveRequest, context: grpc.aio.ServicerContext
+    ) -> dispatch_pb2.SessionLiveResponse:
+        await self._check(context)
+        return dispatch_pb2.SessionLiveResponse(live=self.gateway.session_live(request.bot_name, request.session_id))

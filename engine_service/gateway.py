@@ -9,24 +9,35 @@ turn again with a fresh deadline, so its games continue.
 
 The gateway never judges the game: the runner sends the legal plays computed by
 the rules engine and re-checks the answer itself.
+
+Who may connect is :mod:`engine_service.admission`'s business. Every stream's
+resources are bounded: a bot that does not read its stream is disconnected once
+``TABLANETTE_OUTBOX_LIMIT`` messages wait for it, one that sends more than
+``TABLANETTE_MESSAGE_RATE`` messages a second is disconnected too, and nothing a
+bot sends is echoed back longer than a short excerpt. A revoked token ends its
+live session at once (the CLI publishes the revocation; every replica acts on it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from config import ArenaSettings
 from engine_service import convert
+from engine_service.admission import Admission, is_quiet, short
+from engine_service.limits import RateLimit, peer_address
 from engine_service.rules import Play, TablanetteError
+from store.audit import AsyncAuditLog
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -37,6 +48,8 @@ SLOW_STORE_S = 1.0
 """A registry lookup slower than this was held up by Redis (the arena's time, not a bot's)."""
 SERVER_VERSION = "tablanette-arena/0.1"
 HELLO_TIMEOUT_S = 10.0
+GAME_ID_CHARS = 128
+"""Game ids the arena makes are short; a PlayMove naming a longer one is refused without echoing it."""
 
 
 @dataclass
@@ -64,21 +77,51 @@ class BotConnection:
     """One live stream of one bot."""
 
     entry: SessionEntry
-    outbox: asyncio.Queue[apb.ServerMessage | None] = field(default_factory=asyncio.Queue)
+    peer: str = ""
+    token_digest: str = ""
+    outbox_limit: int = 256
+    outbox: asyncio.Queue[apb.ServerMessage | None] = field(init=False)
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     announced: set[str] = field(default_factory=set)
     abort_code: grpc.StatusCode | None = None
     abort_details: str = ""
+    last_heard: float = field(default_factory=time.monotonic)
+    writing_since: float | None = None
+    """When the message being written now was handed to the transport (None: not writing)."""
+    handler: asyncio.Task[Any] | None = None
+    _ending: bool = False
+
+    def __post_init__(self) -> None:
+        self.outbox = asyncio.Queue(self.outbox_limit + 1)  # the last place is kept for the end of the stream
 
     def send(self, msg: apb.ServerMessage) -> None:
-        if not self.closed.is_set():
-            self.outbox.put_nowait(msg)
+        if self._ending:
+            return
+        if self.outbox.qsize() >= self.outbox_limit:
+            why = f"the bot does not read its stream: {self.outbox_limit} messages are waiting for it"
+            self.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+            return
+        self.outbox.put_nowait(msg)
 
     def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
         """End the stream (with a status for the bot, if given)."""
         if self.abort_code is None and code is not None:
             self.abort_code, self.abort_details = code, details
-        self.outbox.put_nowait(None)
+        if not self._ending:
+            self._ending = True
+            self.outbox.put_nowait(None)
+
+    def stalled(self, limit_s: float, now: float | None = None) -> bool:
+        """A write has waited more than ``limit_s`` for the bot to take it (HTTP/2 flow control)."""
+        since = self.writing_since
+        return since is not None and (time.monotonic() if now is None else now) - since > limit_s
+
+    def cut(self, why: str) -> None:
+        """End a stream whose write is stuck: a stuck write never returns, so the handler is cancelled
+        (and the cleanup runs) instead of waiting for the bot to read."""
+        self.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
+        if self.handler is not None:
+            self.handler.cancel()
 
 
 class Gateway:
@@ -89,10 +132,17 @@ class Gateway:
         settings: ArenaSettings,
         registry: SessionRegistry,
         lookup_token: Callable[[str], Awaitable[str | None]],
+        audit: AsyncAuditLog,
+        probe: Callable[[SessionEntry], Awaitable[bool]],
+        token_exists: Callable[[list[str]], Awaitable[list[bool]]],
     ) -> None:
         self.settings = settings
         self.registry = registry
-        self.lookup_token = lookup_token
+        self.audit = audit
+        self.token_exists = token_exists
+        self.admission = Admission(settings, registry, lookup_token, audit, probe)
+        self.messages = RateLimit(settings.message_rate, settings.message_burst)
+        self.per_address: dict[str, int] = {}
         self.connections: dict[str, BotConnection] = {}
         self.pending: dict[tuple[str, str], PendingTurn] = {}
         self.disconnected_at: dict[str, float] = {}
@@ -118,11 +168,16 @@ class Gateway:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
-        conn = BotConnection(await self._authenticate(first, context))
+        peer = peer_address(context.peer() or "")
+        admitted = await self.admission.admit(first, context, peer, self)
+        conn = BotConnection(admitted.entry, peer, admitted.token_digest, self.settings.outbox_limit)
         name = conn.entry.bot
         reader: asyncio.Task[None] | None = None
-        try:  # from registration on, every way out (a cancel mid-Welcome included) runs the cleanup below
+        self.per_address[peer] = self.per_address.get(peer, 0) + 1
+        conn.handler = asyncio.current_task()
+        try:  # from here on, every way out (a cancel mid-Welcome included) runs the cleanup below
             await self._register(conn)
+            conn.writing_since = time.monotonic()  # a bot that never reads is cut by the upkeep (stalled)
             yield apb.ServerMessage(
                 welcome=apb.Welcome(
                     session_id=conn.entry.session_id,
@@ -133,12 +188,19 @@ class Gateway:
                 )
             )
             reader = asyncio.create_task(self._read(it, conn))
-            while (msg := await conn.outbox.get()) is not None:
+            while True:
+                conn.writing_since = None
+                if (msg := await conn.outbox.get()) is None:
+                    break
+                conn.writing_since = time.monotonic()
                 yield msg
         finally:
             if reader is not None:
                 reader.cancel()
             conn.closed.set()
+            self.per_address[peer] -= 1
+            if not self.per_address[peer]:
+                del self.per_address[peer]
             if self.connections.get(name) is conn:
                 del self.connections[name]
                 self.disconnected_at[name] = time.monotonic()
@@ -148,31 +210,28 @@ class Gateway:
         if conn.abort_code is not None:
             await context.abort(conn.abort_code, conn.abort_details)
 
-    async def _authenticate(self, first: apb.BotMessage, context: grpc.aio.ServicerContext) -> SessionEntry:
-        """The session a Hello asks for, or an abort with the reason (nothing is registered yet)."""
-        if first.WhichOneof("kind") != "hello":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message on the stream must be a Hello")
-        hello = first.hello
-        if not hello.token:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "Hello carries no token")
-        name = await self.lookup_token(hello.token)
-        if name is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown or revoked token")
-        assert name is not None
-        if hello.bot_name and hello.bot_name != name:
-            await context.abort(
-                grpc.StatusCode.PERMISSION_DENIED, f"this token belongs to bot {name!r}, not {hello.bot_name!r}"
-            )
-        if hello.max_games < 0 or len(hello.version) > 64:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "max_games must be >= 0 and version <= 64 chars")
-        return SessionEntry(name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games))
+    # ------------------------------------------------------------ what admission asks
+
+    def local_session(self, bot: str) -> tuple[str, bool] | None:
+        """(session id, live?) of the bot's connection on this replica: live while it is heard from."""
+        conn = self.connections.get(bot)
+        if conn is None or conn.closed.is_set():
+            return None
+        return conn.entry.session_id, not is_quiet(conn.last_heard, self.settings.keepalive_ms)
+
+    def streams_from(self, address: str) -> int:
+        return self.per_address.get(address, 0)
+
+    def session_live(self, bot: str, session_id: str) -> bool:
+        """Asked by another replica (Dispatch.SessionLive): is that session of the bot live here?"""
+        return self.local_session(bot) == (session_id, True)
 
     async def _register(self, conn: BotConnection) -> None:
         """Make ``conn`` the bot's live session, here and in the registry (a newer session replaces an older)."""
         name = conn.entry.bot
         old = self.connections.get(name)
-        if old is not None:
-            old.close(grpc.StatusCode.ABORTED, "replaced by a newer session of the same bot")
+        if old is not None:  # admission let the newer session in: the older one had gone quiet
+            old.close(grpc.StatusCode.ABORTED, "replaced by a newer session: this one had stopped sending keepalives")
         self.connections[name] = conn
         self.disconnected_at.pop(name, None)
         await self.registry.claim(conn.entry)
@@ -182,8 +241,13 @@ class Gateway:
     async def _read(self, it: AsyncIterator[apb.BotMessage], conn: BotConnection) -> None:
         try:
             async for msg in it:
+                conn.last_heard = time.monotonic()
                 if msg.ByteSize() > self.settings.max_message_bytes:
                     conn.close(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(msg))
+                    return
+                if self.messages.take(conn.entry.session_id):
+                    why = f"more than {self.settings.message_rate:g} messages per second on one stream"
+                    conn.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
                     return
                 kind = msg.WhichOneof("kind")
                 if kind == "play":
@@ -193,14 +257,17 @@ class Gateway:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a malformed message or a broken transport
-            log.warning("bot %s stream failed: %s", conn.entry.bot, exc)
-            conn.close(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
+            log.warning("bot %s stream failed: %s", conn.entry.bot, short(str(exc), 200))
+            conn.close(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {short(str(exc), 200)}")
         conn.close()
 
     def _too_big(self, msg: apb.BotMessage) -> str:
         return f"message of {msg.ByteSize()} bytes exceeds the limit of {self.settings.max_message_bytes} bytes"
 
     def _on_play(self, conn: BotConnection, move: apb.PlayMove) -> None:
+        if len(move.game_id) > GAME_ID_CHARS:
+            conn.send(_rejected(move, f"a game id is at most {GAME_ID_CHARS} characters"))
+            return
         pending = self.pending.get((conn.entry.bot, move.game_id))
         if pending is None:
             conn.send(_rejected(move, f"no turn of yours is waiting in game {move.game_id!r}"))
@@ -315,9 +382,17 @@ class Gateway:
             await asyncio.sleep(interval)
             live = list(self.connections.values())
             now = int(time.time() * 1000)
+            stall_s = self.settings.keepalive_ms / 1000
             for live_conn in live:  # before the registry: a Redis outage must not stop the keepalives
+                if live_conn.stalled(stall_s):
+                    live_conn.cut(f"the bot has not read its stream for {stall_s:g} s")
+                    log.warning(
+                        "bot %s: session %s cut, it stopped reading", live_conn.entry.bot, live_conn.entry.session_id
+                    )
+                    continue
                 live_conn.send(apb.ServerMessage(keepalive=apb.Keepalive(unix_ms=now)))
             try:
+                await self._close_revoked(live)
                 refreshed = await self.registry.refresh([c.entry for c in live])
                 for entry in refreshed.taken_over:
                     conn = self.connections.get(entry.bot)
@@ -329,6 +404,32 @@ class Gateway:
                         await self.registry.claim(entry)
             except Exception:  # the loop must outlive anything; the next pass tries again
                 log.exception("refreshing the session registry failed")
+
+    async def _close_revoked(self, live: list[BotConnection]) -> None:
+        """The safety net under the revocation notices: close sessions whose token is gone."""
+        if not live:
+            return
+        for conn, ok in zip(live, await self.token_exists([c.token_digest for c in live]), strict=True):
+            if not ok:
+                self.revoked(conn.entry.bot)
+
+    def revoked(self, bot: str) -> None:
+        """The bot's token was revoked: end its session here now."""
+        conn = self.connections.get(bot)
+        if conn is not None and not conn.closed.is_set():
+            conn.close(grpc.StatusCode.UNAUTHENTICATED, "this bot's token was revoked")
+            log.info("bot %s: session %s closed, its token was revoked", bot, conn.entry.session_id)
+
+    async def follow_events(self, messages: AsyncIterator[Any]) -> None:
+        """Act on the arena's notices (a revoked bot) as they arrive."""
+        async for msg in messages:
+            data = msg.get("data") if isinstance(msg, dict) else None
+            if not isinstance(data, bytes | str):
+                continue
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                notice = json.loads(data)
+                if isinstance(notice.get("revoked"), str):
+                    self.revoked(notice["revoked"])
 
     def drain(self) -> None:
         """Stop taking bots and ask connected ones to reconnect elsewhere."""
@@ -357,4 +458,6 @@ def _resolve(move: apb.PlayMove, pending: PendingTurn) -> tuple[gpb.Play | None,
 
 
 def _rejected(move: apb.PlayMove, reason: str) -> apb.ServerMessage:
-    return apb.ServerMessage(play_rejected=apb.PlayRejected(game_id=move.game_id, turn_id=move.turn_id, reason=reason))
+    """A refusal of a move; its game id is echoed only if it is one the arena could have made."""
+    game_id = move.game_id if len(move.game_id) <= GAME_ID_CHARS else ""
+    return apb.ServerMessage(play_rejected=apb.PlayRejected(game_id=game_id, turn_id=move.turn_id, reason=reason))

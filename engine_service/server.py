@@ -18,16 +18,23 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from config import ArenaSettings
-from engine_service.dispatch import DispatchServicer
+from engine_service.dispatch import INTERNAL_METADATA, DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
+from store.audit import AsyncAuditLog
 from store.client import connect_async
-from store.sessions import SessionRegistry, internal_secret
+from store.keys import Keys
+from store.sessions import SessionEntry, SessionRegistry, internal_secret
 from store.tokens import lookup_token
 from tablanette.v1 import arena_pb2, arena_pb2_grpc, dispatch_pb2, dispatch_pb2_grpc, rules_pb2
 
 log = logging.getLogger("tablanette.server")
-TRANSPORT_MIN_BYTES = 4 << 20
+TRANSPORT_MIN_BYTES = 64 << 10
+REDIS_CONNECTIONS = 64
+"""Redis connections of one replica; more concurrent commands wait for one."""
+PROBE_TIMEOUT_S = 1.0
+MAX_STREAMS_PER_CONNECTION = 1000
+"""Concurrent streams on one HTTP/2 connection (a bot uses one; a worker, one per game it plays)."""
 SERVICES = (
     arena_pb2.DESCRIPTOR.services_by_name["BotGateway"].full_name,
     rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name,
@@ -49,10 +56,14 @@ class BotGatewayServicer(arena_pb2_grpc.BotGatewayServicer):
 def server_options(settings: ArenaSettings) -> list[tuple[str, int]]:
     return [
         ("grpc.so_reuseport", 0),  # a second replica on a taken port must fail, not share it
-        # The transport cap; the gateway applies the (smaller) bot message limit itself, so
-        # the runner's Dispatch requests are never refused for a bot's limit.
+        # The transport refuses a message over the bot message limit before reading it whole; a limit
+        # set below 64 KiB still lets the runners' Dispatch requests through (the gateway then applies
+        # the bot limit itself).
         ("grpc.max_receive_message_length", max(settings.max_message_bytes, TRANSPORT_MIN_BYTES)),
         ("grpc.max_send_message_length", 16 << 20),
+        # A client that stops reading can leave streams that gRPC's core holds until its connection
+        # closes (the gateway has let go of them: see BotConnection.cut); bound them per connection.
+        ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
         ("grpc.keepalive_time_ms", 20_000),
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
@@ -66,23 +77,75 @@ class EngineServer:
 
     def __init__(self, settings: ArenaSettings) -> None:
         self.settings = settings
-        self.redis = connect_async(settings.redis_url, ride_out=True)  # waits out Redis outages, and logs them
+        # waits out Redis outages (and logs them); a burst of Hellos waits for a connection, never fails for one
+        self.redis = connect_async(settings.redis_url, ride_out=True, max_connections=REDIS_CONNECTIONS)
         self.registry = SessionRegistry(self.redis, settings.prefix, settings.session_ttl_ms)
-        self.gateway = Gateway(settings, self.registry, self._lookup_token)
+        self.audit = AsyncAuditLog(self.redis, settings.prefix)
+        self.gateway = Gateway(
+            settings, self.registry, self._lookup_token, self.audit, self._session_live_elsewhere, self._tokens_exist
+        )
+        self._secret = ""
+        self._peers: dict[str, grpc.aio.Channel] = {}
+        self._events: asyncio.Task[None] | None = None
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
         self.server = grpc.aio.server(options=server_options(settings))
         self._upkeep: asyncio.Task[None] | None = None
+        self.rules: RulesServicer | None = None
         self.port = 0
 
     async def _lookup_token(self, token: str) -> str | None:
         return await lookup_token(self.redis, self.settings.prefix, token)
 
+    async def _tokens_exist(self, digests: list[str]) -> list[bool]:
+        keys = Keys(self.settings.prefix)
+        pipe = self.redis.pipeline(transaction=False)
+        for d in digests:
+            pipe.exists(keys.token(d))
+        return [bool(n) for n in await pipe.execute()]
+
+    async def _session_live_elsewhere(self, entry: SessionEntry) -> bool:
+        """Ask the replica holding the bot whether that session is live; a replica that does not answer: no."""
+        channel = self._peers.get(entry.replica)
+        if channel is None:
+            if self.settings.tls_ca:
+                creds = grpc.ssl_channel_credentials(Path(self.settings.tls_ca).read_bytes())
+                channel = grpc.aio.secure_channel(entry.replica, creds)
+            else:
+                channel = grpc.aio.insecure_channel(entry.replica)
+            self._peers[entry.replica] = channel
+        request = dispatch_pb2.SessionLiveRequest(bot_name=entry.bot, session_id=entry.session_id)
+        try:
+            reply = await dispatch_pb2_grpc.DispatchStub(channel).SessionLive(
+                request, metadata=((INTERNAL_METADATA, self._secret),), timeout=PROBE_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(reply.live)
+
+    async def _follow_events(self) -> None:
+        """Every replica acts on the arena's notices (a revoked token) at once; resubscribes after an outage."""
+        channel = Keys(self.settings.prefix).events
+        while True:
+            pubsub = self.redis.pubsub()
+            try:
+                await pubsub.subscribe(channel)
+                await self.gateway.follow_events(pubsub.listen())
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis away: the upkeep's token check covers what is missed meanwhile
+                log.warning("notices from Redis interrupted (%s); subscribing again", exc)
+                await asyncio.sleep(1.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+
     async def start(self) -> int:
-        secret = await internal_secret(self.redis, self.settings.prefix)
+        secret = self._secret = await internal_secret(self.redis, self.settings.prefix)
         arena_pb2_grpc.add_BotGatewayServicer_to_server(BotGatewayServicer(self.gateway), self.server)
         from tablanette.v1 import rules_pb2_grpc
 
-        rules_pb2_grpc.add_RulesServiceServicer_to_server(RulesServicer(), self.server)
+        self.rules = RulesServicer(self.settings)
+        rules_pb2_grpc.add_RulesServiceServicer_to_server(self.rules, self.server)
         dispatch_pb2_grpc.add_DispatchServicer_to_server(DispatchServicer(self.gateway, secret), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
@@ -103,11 +166,12 @@ class EngineServer:
             self.settings = self.settings.model_copy(
                 update={"port": self.port, "advertise": f"{self.settings.host}:{self.port}"}
             )
-            self.gateway.settings = self.settings
+            self.gateway.settings = self.gateway.admission.settings = self.settings
         await self.server.start()
         for name in ("", *SERVICES):
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.SERVING)
         self._upkeep = asyncio.create_task(self.gateway.upkeep())
+        self._events = asyncio.create_task(self._follow_events())
         log.info(
             "engine service listening on %s (%s), advertised as %s; redis %s, key prefix %r",
             f"{self.settings.host}:{self.port}",
@@ -124,10 +188,15 @@ class EngineServer:
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.NOT_SERVING)
         self.gateway.drain()
         await self.server.stop(self.settings.drain_seconds if grace is None else grace)
-        if self._upkeep is not None:
-            self._upkeep.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._upkeep
+        for task in (self._upkeep, self._events):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        for channel in self._peers.values():
+            await channel.close()
+        if self.rules is not None:
+            self.rules.close()
         await self.redis.aclose()
 
 
@@ -154,6 +223,15 @@ async def serve(settings: ArenaSettings) -> None:
     await server.stop()
 
 
+class ClientGoneFilter(logging.Filter):
+    """Drop gRPC's error (with a traceback) for a stream whose client went away while a message was
+    being written to it: an everyday event, which the gateway logs itself in one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("ExecuteBatchError raised in core")
+
+
 def run(settings: ArenaSettings) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.getLogger("grpc._cython.cygrpc").addFilter(ClientGoneFilter())
     asyncio.run(serve(settings))

@@ -120,13 +120,14 @@ def connect(url: str, ride_out: bool = False) -> redis.Redis:
     )
 
 
-def connect_async(url: str, ride_out: bool = False) -> redis.asyncio.Redis:
-    """An asyncio client; with ``ride_out`` its commands wait out any Redis outage."""
-    if not ride_out:
-        return redis.asyncio.Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT)
-    return redis.asyncio.Redis.from_url(
-        url,
-        socket_timeout=SOCKET_TIMEOUT,
-        socket_connect_timeout=SOCKET_TIMEOUT,
-        retry=AsyncRideOutRetry(_where(url)),
-    )
+def connect_async(url: str, ride_out: bool = False, max_connections: int | None = None) -> redis.asyncio.Redis:
+    """An asyncio client; with ``ride_out`` its commands wait out any Redis outage. With
+    ``max_connections`` it keeps at most that many connections, and a command waits for a free
+    one rather than failing (a burst of bots saying Hello at once)."""
+    kwargs: dict[str, Any] = {"socket_timeout": SOCKET_TIMEOUT}
+    if ride_out:
+        kwargs.update(socket_connect_timeout=SOCKET_TIMEOUT, retry=AsyncRideOutRetry(_where(url)))
+    if max_connections is None:
+        return redis.asyncio.Redis.from_url(url, **kwargs)
+    pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=None, **kwargs)
+    return redis.asyncio.Redis(connection_pool=pool)

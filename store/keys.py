@@ -15,6 +15,8 @@ game-slot sets share one tag (``{<prefix>:slots}:<bot>``).
 | ``<prefix>:internal-secret`` | string | the shared secret of the internal Dispatch calls |
 | ``{<prefix>:slots}:<bot>`` | sorted set | match ids the bot is playing, scored by expiry |
 | ``<prefix>:leagues`` | set | league ids |
+| ``<prefix>:audit`` | list | JSON audit events, newest first (the last 10,000) |
+| ``<prefix>:events`` | pub/sub | notices for every replica (a revoked bot) |
 | ``<prefix>:league:{<id>}`` ... | | one league (:class:`LeagueKeys`) |
 | ``<prefix>:celery:*`` | | the Celery broker's own keys (queue ``<prefix>.matches``) |
 
@@ -68,6 +70,16 @@ class Keys:
     def leagues(self) -> str:
         """Set of league ids."""
         return f"{self.prefix}:leagues"
+
+    @property
+    def audit(self) -> str:
+        """List of JSON audit events, newest first (capped)."""
+        return f"{self.prefix}:audit"
+
+    @property
+    def events(self) -> str:
+        """Pub/sub channel: JSON notices every engine replica acts on at once (a revoked bot)."""
+        return f"{self.prefix}:events"
 
     def league(self, league_id: str) -> LeagueKeys:
         return LeagueKeys(self.prefix, league_id)
@@ -188,6 +200,11 @@ class LeagueKeys:
     def fit_los(self) -> str:
         """JSON: the last likelihood-of-superiority matrix and the number of outcomes behind it (a cache)."""
         return f"{self.base}:fit-los"
+
+    @property
+    def quarantine(self) -> str:
+        """Hash: bot -> JSON {reason, match, at}: bots taken out of scheduling until an operator lifts it."""
+        return f"{self.base}:quarantine"
 
     @property
     def absent(self) -> str:

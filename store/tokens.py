@@ -18,6 +18,7 @@ from typing import Any
 import redis
 from redis.asyncio import Redis as AsyncRedis
 
+from .audit import AuditLog
 from .codec import text
 from .keys import Keys
 
@@ -66,9 +67,11 @@ class BotTokens:
         pipe.set(self.keys.token(token_hash(token)), name)
         pipe.hset(self.keys.bot_token, name, token_hash(token))
         pipe.execute()
+        AuditLog(self.r, self.keys.prefix).record("token_issued", bot=name, token_prefix=token[:8])
         return token
 
     def revoke(self, name: str) -> None:
+        """Revoke the bot's token: it cannot connect any more, and its live sessions are closed."""
         raw = self.r.hget(self.keys.bots, name)
         if raw is None:
             raise TokenError(f"no bot named {name!r}")
@@ -80,7 +83,9 @@ class BotTokens:
             pipe.delete(self.keys.token(text(digest)))
         pipe.hdel(self.keys.bot_token, name)
         pipe.hset(self.keys.bots, name, json.dumps(meta))
+        pipe.publish(self.keys.events, json.dumps({"revoked": name}))  # live sessions end at once
         pipe.execute()
+        AuditLog(self.r, self.keys.prefix).record("revoked", bot=name, token_prefix=meta.get("token_prefix", ""))
 
     def list(self) -> list[BotInfo]:
         raw = self.r.hgetall(self.keys.bots)

@@ -57,3 +57,17 @@ class EndGameResponse(_message.Message):
     DELIVERED_FIELD_NUMBER: _ClassVar[int]
     delivered: bool
     def __init__(self, delivered: _Optional[bool] = ...) -> None: ...
+
+class SessionLiveRequest(_message.Message):
+    __slots__ = ("bot_name", "session_id")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    session_id: str
+    def __init__(self, bot_name: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+
+class SessionLiveResponse(_message.Message):
+    __slots__ = ("live",)
+    LIVE_FIELD_NUMBER: _ClassVar[int]
+    live: bool
+    def __init__(self, live: _Optional[bool] = ...) -> None: ...

@@ -44,6 +44,11 @@ class DispatchStub:
                 request_serializer=tablanette_dot_v1_dot_dispatch__pb2.EndGameRequest.SerializeToString,
                 response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.EndGameResponse.FromString,
                 _registered_method=True)
+        self.SessionLive = channel.unary_unary(
+                '/tablanette.v1.Dispatch/SessionLive',
+                request_serializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveRequest.SerializeToString,
+                response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveResponse.FromString,
+                _registered_method=True)
 
 
 class DispatchServicer:
@@ -64,6 +69,14 @@ class DispatchServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SessionLive(self, request, context):
+        """Asked by another replica when a bot says Hello there: is this session of
+        the bot still live here (connected, and heard from within the keepalive)?
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DispatchServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -76,6 +89,11 @@ def add_DispatchServicer_to_server(servicer, server):
                     servicer.EndGame,
                     request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.EndGameRequest.FromString,
                     response_serializer=tablanette_dot_v1_dot_dispatch__pb2.EndGameResponse.SerializeToString,
+            ),
+            'SessionLive': grpc.unary_unary_rpc_method_handler(
+                    servicer.SessionLive,
+                    request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveRequest.FromString,
+                    response_serializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -132,6 +150,33 @@ class Dispatch:
             '/tablanette.v1.Dispatch/EndGame',
             tablanette_dot_v1_dot_dispatch__pb2.EndGameRequest.SerializeToString,
             tablanette_dot_v1_dot_dispatch__pb2.EndGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SessionLive(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablanette.v1.Dispatch/SessionLive',
+            tablanette_dot_v1_dot_dispatch__pb2.SessionLiveRequest.SerializeToString,
+            tablanette_dot_v1_dot_dispatch__pb2.SessionLiveResponse.FromString,
             options,
             channel_credentials,
             insecure,

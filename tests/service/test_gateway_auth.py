@@ -6,6 +6,7 @@ matches must all finish normally and re-verify.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -119,22 +120,23 @@ def test_sdk_bot_with_a_bad_token_stops_with_an_error(engine: Engine) -> None:
     league.finish()
 
 
-def test_newest_session_wins_and_the_older_sdk_bot_steps_aside(engine: Engine) -> None:
-    """A second session of the same bot ABORTs the first; the SDK bot then stops instead of fighting back."""
+def test_a_second_session_is_refused_while_the_first_plays_and_nobody_exits(engine: Engine) -> None:
+    """A stolen token cannot push a playing bot off its games: the newer Hello is refused (ALREADY_EXISTS)."""
     arena = engine.arena
     token = arena.add_bot("dup-bot")
     sdk = arena.start_python_bot("greedy", "dup-bot", token, engine.port)
     arena.wait_connected("dup-bot")
     league = engine.league("dup")
 
-    raw = engine.raw()
-    assert raw.welcome(token, "dup-bot").bot_name == "dup-bot"
-    assert sdk.popen.wait(timeout=15) == 1  # the older copy stops ...
-    assert "ABORTED" in sdk.text() and "another session" in sdk.text()
+    thief = engine.raw()
+    thief.hello(token, "dup-bot")
+    code, details = thief.status()
+    assert code == grpc.StatusCode.ALREADY_EXISTS and "connected already" in details
     session = arena.redis.get(Keys(arena.prefix).session("dup-bot"))
-    assert session is not None and '"version": "raw"' in session.decode()  # ... and the newest session holds the bot
-    raw.half_close()
-    assert raw.status() == (grpc.StatusCode.OK, "")
+    assert session is not None and '"version": "1"' in session.decode()  # the SDK bot still holds its session
+    assert sdk.alive() and "ABORTED" not in sdk.text()
+    audit = [json.loads(e) for e in arena.redis.lrange(Keys(arena.prefix).audit, 0, 20)]
+    assert any(e["event"] == "login_refused" and e["code"] == "ALREADY_EXISTS" for e in audit)
     league.finish()
 
 

@@ -1,15 +1,17 @@
 """Two engine replicas sharing one Redis prefix act as one arena.
 
 Bots connected to different replicas play each other through the match runner
-(it asks whichever replica holds each bot), and a bot connecting to a second
-replica takes over from its session on the first (newest session wins: the old
-stream ends with ABORTED).
+(it asks whichever replica holds each bot). A bot has one session at a time: a
+second Hello on the other replica is refused while the first session is live
+(that replica says so when asked), and takes over once the first has gone quiet
+(the old stream then ends with ABORTED).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import grpc
 import pytest
@@ -20,8 +22,9 @@ from engine_service.rules import Rules
 from store.keys import Keys
 from worker.match_runner import run_match
 
-# Short session TTL: replicas refresh their Redis entries (and notice a takeover) every 0.5 s.
-ENV = {"TABLANETTE_SESSION_TTL_MS": "1500"}
+# Short session TTL: replicas refresh their Redis entries (and notice a takeover) every 0.5 s;
+# a session goes quiet after 2 s without a message.
+ENV = {"TABLANETTE_SESSION_TTL_MS": "1500", "TABLANETTE_KEEPALIVE_MS": "2000"}
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +60,21 @@ def test_four_bots_on_two_replicas_play_a_partnership_match(module_arena: Arena,
     assert outcome.record["teams"] == [[0, 2], [1, 3]]
 
 
-def test_a_second_session_on_another_replica_aborts_the_first(module_arena: Arena, ports: tuple[int, int]) -> None:
+def test_a_second_session_on_another_replica_waits_until_the_first_goes_quiet(
+    module_arena: Arena, ports: tuple[int, int]
+) -> None:
     a, b = ports
     league = League(module_arena.prefix, ["east-2", "west-2"], "takeover")  # across the replicas, meanwhile
     token = module_arena.add_bot("twin")
     first = RawBot(a)
     first.welcome(token, "twin")
+    thief = RawBot(b)
+    thief.hello(token, "twin")
+    code, details = thief.status(timeout=10)
+    assert code == grpc.StatusCode.ALREADY_EXISTS, (code, details)  # replica A says the session is live
+    assert "connected already" in details
+    assert replica_of(module_arena, "twin") == f"127.0.0.1:{a}" and not first.ended.is_set()
+    time.sleep(2.5)  # the first session says nothing for a whole keepalive period: it has gone quiet
     second = RawBot(b)
     second.welcome(token, "twin")
     code, details = first.status(timeout=10)

@@ -1,0 +1,177 @@
+"""Who may open a bot stream: the Hello checked, rate-limited, and the takeover policy.
+
+A Hello is refused, with a status the bot can act on, when:
+
+- its peer address says Hello too often (``TABLANETTE_HELLO_RATE``) or holds too
+  many live streams (``TABLANETTE_MAX_STREAMS_PER_ADDRESS``), or its token is
+  tried too often (``TABLANETTE_TOKEN_HELLO_RATE``): RESOURCE_EXHAUSTED, with a
+  ``retry-after-ms`` hint;
+- it is malformed: INVALID_ARGUMENT; its token is unknown or revoked:
+  UNAUTHENTICATED; it names another bot than its token's: PERMISSION_DENIED;
+- **the bot is connected already**, and that session is live: ALREADY_EXISTS.
+
+The takeover policy: a bot has one session at a time. A second Hello with the
+same token replaces the first only if the first has gone quiet (nothing heard
+for ``TABLANETTE_KEEPALIVE_MS``, while every SDK sends a keepalive at half of
+it) or its replica no longer answers; otherwise the newer one is refused, so a
+stolen token cannot push a playing bot off its games. A session on another
+replica is asked about through that replica's Dispatch service. The refused
+side is told ALREADY_EXISTS and every SDK retries later; a replaced session is
+told ABORTED and may reconnect. Every login, refusal and takeover goes to the
+audit log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import NoReturn, Protocol
+
+import grpc
+
+from config import ArenaSettings
+from engine_service.limits import RateLimit
+from store.audit import AsyncAuditLog
+from store.sessions import SessionEntry, SessionRegistry
+from tablanette.v1 import arena_pb2 as apb
+
+NAME_CHARS = 64
+TOKEN_CHARS = 256
+
+
+class Holder(Protocol):
+    """What admission needs to know of the live connections of this replica."""
+
+    def local_session(self, bot: str) -> tuple[str, bool] | None:
+        """(session id, live?) of the bot's connection here, if any."""
+        ...
+
+    def streams_from(self, address: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class Admitted:
+    entry: SessionEntry
+    token_digest: str
+    replaces: str | None
+    """The session id this one takes over (it had gone quiet), if any."""
+
+
+def short(text: str, limit: int = NAME_CHARS) -> str:
+    """``text`` as it may be echoed back: never longer than ``limit`` characters.
+
+    >>> short("x" * 100, 10)
+    'xxxxxxx...'
+    """
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class Admission:
+    def __init__(
+        self,
+        settings: ArenaSettings,
+        registry: SessionRegistry,
+        lookup_token: Callable[[str], Awaitable[str | None]],
+        audit: AsyncAuditLog,
+        probe: Callable[[SessionEntry], Awaitable[bool]],
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.lookup_token = lookup_token
+        self.audit = audit
+        self.probe = probe
+        self.hellos = RateLimit(settings.hello_rate, settings.hello_burst)
+        self.token_hellos = RateLimit(settings.token_hello_rate, settings.token_hello_burst)
+        self._limited_audit = RateLimit(1 / 60, 1)  # a refused address is audited once a minute
+
+    async def admit(
+        self, first: apb.BotMessage, context: grpc.aio.ServicerContext, peer: str, holder: Holder
+    ) -> Admitted:
+        """The session a Hello opens, or an abort that says why not (nothing is registered here)."""
+        wait = self.hellos.take(peer)
+        if wait:
+            await self._refuse_busy(context, peer, f"more than {self.settings.hello_rate:g} Hellos per second", wait)
+        if first.WhichOneof("kind") != "hello":
+            await self._refuse(context, peer, "", grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a Hello")
+        hello = first.hello
+        claimed = short(hello.bot_name)
+        if not hello.token or len(hello.token) > TOKEN_CHARS:
+            why = "Hello carries no token" if not hello.token else f"a token is at most {TOKEN_CHARS} characters"
+            await self._refuse(context, peer, claimed, grpc.StatusCode.UNAUTHENTICATED, why)
+        digest = hashlib.sha256(hello.token.encode()).hexdigest()
+        wait = self.token_hellos.take(digest)
+        if wait:
+            await self._refuse_busy(context, peer, "this token says Hello too often", wait)
+        name = await self.lookup_token(hello.token)
+        if name is None:
+            await self._refuse(context, peer, claimed, grpc.StatusCode.UNAUTHENTICATED, "unknown or revoked token")
+        assert name is not None
+        if hello.bot_name and hello.bot_name != name:
+            why = f"this token belongs to bot {name!r}, not {claimed!r}"
+            await self._refuse(context, peer, claimed, grpc.StatusCode.PERMISSION_DENIED, why)
+        if hello.max_games < 0 or len(hello.version) > 64:
+            why = "max_games must be >= 0 and version <= 64 chars"
+            await self._refuse(context, peer, name, grpc.StatusCode.INVALID_ARGUMENT, why)
+        if holder.streams_from(peer) >= self.settings.max_streams_per_address:
+            why = f"{self.settings.max_streams_per_address} bot streams from {peer} already"
+            await self._refuse_busy(context, peer, why, 5.0)
+        replaces = await self._takeover(name, context, peer, holder)
+        entry = SessionEntry(
+            name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games)
+        )
+        fields = {"peer": peer, "bot": name, "version": hello.version, "session": entry.session_id}
+        await self.audit.record("takeover" if replaces else "login", **fields, replaces=replaces)
+        return Admitted(entry, digest, replaces)
+
+    async def _takeover(self, bot: str, context: grpc.aio.ServicerContext, peer: str, holder: Holder) -> str | None:
+        """The quiet session this Hello may replace; or a refusal while the bot's session is live."""
+        here = holder.local_session(bot)
+        if here is not None:
+            session, live = here
+            if live:
+                await self._already(context, peer, bot, session)
+            return session
+        entry = await self.registry.lookup(bot)
+        if entry is None or entry.replica == self.settings.advertise:
+            return entry.session_id if entry else None  # ours, and gone: a replica restarted on this address
+        if await self.probe(entry):
+            await self._already(context, peer, bot, entry.session_id)
+        return entry.session_id
+
+    async def _already(self, context: grpc.aio.ServicerContext, peer: str, bot: str, session: str) -> NoReturn:
+        why = (
+            f"bot {bot!r} is connected already (session {session}) and still sending keepalives; "
+            "a second session is refused until that one ends or goes quiet"
+        )
+        await self._refuse(context, peer, bot, grpc.StatusCode.ALREADY_EXISTS, why, retry_ms=5000)
+
+    async def _refuse(
+        self,
+        context: grpc.aio.ServicerContext,
+        peer: str,
+        bot: str,
+        code: grpc.StatusCode,
+        why: str,
+        retry_ms: int | None = None,
+    ) -> NoReturn:
+        await self.audit.record("login_refused", peer=peer, bot=bot, code=code.name, reason=why)
+        if retry_ms is not None:
+            context.set_trailing_metadata((("retry-after-ms", str(retry_ms)),))
+        await context.abort(code, why)
+        raise AssertionError("unreachable")  # context.abort raises
+
+    async def _refuse_busy(self, context: grpc.aio.ServicerContext, peer: str, why: str, wait: float) -> NoReturn:
+        ms = max(1, round(wait * 1000))
+        if not self._limited_audit.take(peer):
+            await self.audit.record("rate_limited", peer=peer, reason=why)
+        context.set_trailing_metadata((("retry-after-ms", str(ms)),))
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{why}; retry in {ms} ms")
+        raise AssertionError("unreachable")
+
+
+def is_quiet(last_heard: float, keepalive_ms: int, now: float | None = None) -> bool:
+    """Nothing heard from a session for a whole keepalive period (SDKs send one every half period)."""
+    return ((time.monotonic() if now is None else now) - last_heard) * 1000 > keepalive_ms

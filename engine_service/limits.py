@@ -1,0 +1,58 @@
+"""Rate limits for one engine replica: token buckets per key (a peer address, a token, a stream).
+
+Each :class:`RateLimit` holds a bucket per key, refilled at ``rate`` per second
+up to ``burst``; :meth:`RateLimit.take` spends one token or says how long to wait.
+Buckets live in this replica's memory (limits are per replica) and the number of
+keys is bounded: the least recently used bucket is forgotten first, so a flood
+of new addresses cannot grow memory.
+
+>>> limit = RateLimit(rate=1.0, burst=2, clock=iter([0.0, 0.0, 0.0, 1.5]).__next__)
+>>> [limit.take("a") for _ in range(4)]
+[0.0, 0.0, 1.0, 0.0]
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+
+
+class RateLimit:
+    def __init__(
+        self, rate: float, burst: int, max_keys: int = 100_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.max_keys = max_keys
+        self.clock = clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # key -> (tokens, when)
+
+    def take(self, key: str) -> float:
+        """Spend one token of ``key``'s bucket: 0.0 if allowed, else the seconds until one is there."""
+        now = self.clock()
+        tokens, when = self._buckets.pop(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - when) * self.rate)
+        wait = 0.0
+        if tokens >= 1.0:
+            tokens -= 1.0
+        else:
+            wait = (1.0 - tokens) / self.rate
+        self._buckets[key] = (tokens, now)
+        while len(self._buckets) > self.max_keys:
+            self._buckets.popitem(last=False)
+        return wait
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+def peer_address(peer: str) -> str:
+    """The client's address without its port: ``ipv4:127.0.0.1:5555`` -> ``ipv4:127.0.0.1``.
+
+    >>> peer_address("ipv6:[::1]:40000"), peer_address("ipv4:10.0.0.7:123"), peer_address("unix:/tmp/s")
+    ('ipv6:[::1]', 'ipv4:10.0.0.7', 'unix:/tmp/s')
+    """
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rsplit(":", 1)[0]
+    return peer
