@@ -1,36 +1,78 @@
-"""The stateless Rules service: rules questions over gRPC, answered by the engine.
+"""The stateless Rules service: rules questions over gRPC, answered off the event loop.
 
-Each method translates protobuf to engine values, asks the engine, translates
-back; any bad input answers INVALID_ARGUMENT with the engine's own message.
+Each question is rate-limited per peer address, then answered in a small pool
+of worker processes (:mod:`engine_service.rules_answers`) with a deadline, so no
+question, however hard, can stall the bot streams this replica serves. Bad input
+answers INVALID_ARGUMENT with the engine's own message; a position with too many
+capture sets, too many calls or a full pool answer RESOURCE_EXHAUSTED (with a
+``retry-after-ms`` hint where waiting helps); a question past its deadline,
+DEADLINE_EXCEEDED.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 import grpc
 
+from config import ArenaSettings
 from engine_service import convert
-from engine_service.rules import (
-    PRESETS,
-    Card,
-    Rules,
-    TablanetteError,
-    card_names,
-    iter_mask,
-    mask_of,
-    parse_cards,
-    plays_for_card,
-    score_piles,
-    sweep_bonus,
-    verify_record,
-)
-from tablanette.v1 import game_pb2 as gpb
+from engine_service.limits import RateLimit, peer_address
+from engine_service.rules import PRESETS, Rules
+from engine_service.rules_answers import answer
 from tablanette.v1 import rules_pb2 as rpb
 from tablanette.v1 import rules_pb2_grpc
 
+QUEUE_PER_WORKER = 4
+"""Questions waiting per worker process before the service says it is busy."""
+
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
+    def __init__(self, settings: ArenaSettings) -> None:
+        self.settings = settings
+        self.limit = RateLimit(settings.rules_rate, settings.rules_burst)
+        self.in_flight = 0
+        self._pool: ProcessPoolExecutor | None = None
+
+    @property
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:  # started on first use; "spawn": a clean process, not a fork of the server
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(self.settings.rules_workers, mp_context=context)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _ask(self, method: str, request: Any, response: Any, context: grpc.aio.ServicerContext) -> Any:
+        wait = self.limit.take(peer_address(context.peer() or ""))
+        if wait:
+            await _busy(context, f"more than {self.settings.rules_rate:g} Rules calls per second", wait)
+        if self.in_flight >= self.settings.rules_workers * QUEUE_PER_WORKER:
+            await _busy(context, "the Rules service is busy", 0.1)
+        self.in_flight += 1
+        try:
+            future = self.pool.submit(answer, method, request.SerializeToString(), self.settings.rules_max_plays)
+            status, payload = await asyncio.wait_for(
+                asyncio.wrap_future(future), self.settings.rules_deadline_ms / 1000
+            )
+        except TimeoutError:
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED, f"the question took over {self.settings.rules_deadline_ms} ms"
+            )
+        finally:
+            self.in_flight -= 1
+        if status == "invalid":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(payload))
+        if status == "too-many":
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(payload))
+        assert isinstance(payload, bytes)
+        return response.FromString(payload)
+
     async def ListPresets(
         self, request: rpb.ListPresetsRequest, context: grpc.aio.ServicerContext
     ) -> rpb.ListPresetsResponse:
@@ -49,77 +91,26 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def LegalPlays(
         self, request: rpb.LegalPlaysRequest, context: grpc.aio.ServicerContext
     ) -> rpb.LegalPlaysResponse:
-        try:
-            rules = convert.rules_from_spec(request.rules)
-            table, hand = _position(request.position)
-            cards = [Card.parse(request.card)] if request.card else list(iter_mask(hand))
-            plays = [p for c in cards for p in plays_for_card(rules, table, c)]
-        except TablanetteError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        return rpb.LegalPlaysResponse(plays=[convert.play_to_pb(p) for p in plays], rules=convert.rules_to_pb(rules))
+        return await self._ask("LegalPlays", request, rpb.LegalPlaysResponse, context)  # type: ignore[no-any-return]
 
     async def ApplyPlay(
         self, request: rpb.ApplyPlayRequest, context: grpc.aio.ServicerContext
     ) -> rpb.ApplyPlayResponse:
-        try:
-            rules = convert.rules_from_spec(request.rules)
-            table, hand = _position(request.position)
-            play = convert.play_from_pb(request.play)
-            if not hand >> play.card & 1:
-                raise TablanetteError(f"{play.card} is not in the hand [{' '.join(card_names(hand))}]")
-            if play not in plays_for_card(rules, table, play.card):
-                raise TablanetteError(f"illegal play {play} on table [{' '.join(card_names(table))}]")
-        except TablanetteError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        after = table & ~play.mask if play.mask else table | 1 << play.card
-        sweep = bool(play.mask) and after == 0 and (rules.last_play_tabla or not request.position.last_play_of_deal)
-        return rpb.ApplyPlayResponse(
-            table=card_names(after),
-            hand=card_names(hand & ~(1 << play.card)),
-            taken=card_names(play.mask | 1 << play.card) if play.mask else [],
-            bonus=sweep_bonus(rules, play.card, table) if sweep else 0,
-            tabla=sweep,
-        )
+        return await self._ask("ApplyPlay", request, rpb.ApplyPlayResponse, context)  # type: ignore[no-any-return]
 
     async def ScoreDeal(
         self, request: rpb.ScoreDealRequest, context: grpc.aio.ServicerContext
     ) -> rpb.ScoreDealResponse:
-        try:
-            rules = convert.rules_from_spec(request.rules)
-            piles = [mask_of(parse_cards(list(p.cards))) for p in request.piles]
-            bonus = list(request.bonus) or [0] * len(piles)
-            if len(piles) != rules.team_count or len(bonus) != rules.team_count:
-                raise TablanetteError(f"give one pile and one bonus per team ({rules.team_count} teams)")
-            seen = 0
-            for p in piles:
-                if seen & p:
-                    raise TablanetteError(f"{' '.join(card_names(seen & p))} in two piles")
-                seen |= p
-        except TablanetteError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        return rpb.ScoreDealResponse(score=score_piles(rules, piles, bonus))
+        return await self._ask("ScoreDeal", request, rpb.ScoreDealResponse, context)  # type: ignore[no-any-return]
 
     async def VerifyRecord(
         self, request: rpb.VerifyRecordRequest, context: grpc.aio.ServicerContext
     ) -> rpb.VerifyRecordResponse:
-        try:
-            record = json.loads(request.record_json)
-            if not isinstance(record, dict):
-                raise TablanetteError("a record must be a JSON object")
-            match = verify_record(record)
-        except json.JSONDecodeError as exc:
-            return rpb.VerifyRecordResponse(ok=False, error=f"not JSON: {exc}")
-        except TablanetteError as exc:
-            return rpb.VerifyRecordResponse(ok=False, error=str(exc))
-        return rpb.VerifyRecordResponse(ok=True, score=match.totals)
+        return await self._ask("VerifyRecord", request, rpb.VerifyRecordResponse, context)  # type: ignore[no-any-return]
 
 
-def _position(pos: rpb.Position) -> tuple[int, int]:
-    table = mask_of(parse_cards(list(pos.table)))
-    hand = mask_of(parse_cards(list(pos.hand)))
-    if table & hand:
-        raise TablanetteError(f"{' '.join(card_names(table & hand))} both on the table and in the hand")
-    return table, hand
-
-
-__all__ = ["RulesServicer", "gpb"]
+async def _busy(context: grpc.aio.ServicerContext, why: str, wait: float) -> None:
+    """Refuse with RESOURCE_EXHAUSTED and a retry hint (trailing metadata ``retry-after-ms``)."""
+    ms = max(1, round(wait * 1000))
+    context.set_trailing_metadata((("retry-after-ms", str(ms)),))
+    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{why}; retry in {ms} ms")

@@ -23,6 +23,7 @@ from .errors import (
     InvalidRulesError,
     RecordError,
     TablanetteError,
+    TooManyPlaysError,
 )
 from .match import FinishedDeal, Match, MatchResult
 from .observation import Observation
@@ -61,6 +62,7 @@ __all__ = [
     "ResultEntry",
     "Rules",
     "TablanetteError",
+    "TooManyPlaysError",
     "card_names",
     "cards_of",
     "deal_layout",

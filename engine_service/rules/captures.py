@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .cards import iter_mask
+from .errors import TooManyPlaysError
 from .rules import Rules
 
 _CACHE_LIMIT = 200_000
@@ -49,8 +50,11 @@ _Solution = tuple[tuple[int, int, int], ...]
 class CaptureFinder:
     """Enumerates capture sets under one :class:`Rules`; not for sweeping Jacks."""
 
-    def __init__(self, rules: Rules) -> None:
+    def __init__(self, rules: Rules, limit: int | None = None) -> None:
+        """``limit``: the most capture sets (and search steps) one question may take before
+        :class:`TooManyPlaysError`; None for no limit (a real deal never gets near one)."""
         self.rules = rules
+        self.limit = limit
         self._values = tuple(rules.rank_values(r) for r in range(13))
         self._summable = tuple(rules.summable(r) for r in range(13))
         # _relevant[p][r]: can a table card of rank r take part in a capture by played rank p?
@@ -108,7 +112,7 @@ class CaptureFinder:
                 groups.update(self._sum_groups(ranks, target))
             if not groups:
                 continue
-            unions = _disjoint_unions(sorted(groups)) if rules.multi_capture else {g: 1 for g in groups}
+            unions = _disjoint_unions(sorted(groups), self.limit) if rules.multi_capture else {g: 1 for g in groups}
             for mask, count in unions.items():
                 value, total = best.get(mask, (0, 0))
                 best[mask] = (max(value, target), max(total, (count + 1) * target))
@@ -125,8 +129,12 @@ class CaptureFinder:
         items = [(i, self._values[r]) for i, r in enumerate(ranks) if self._summable[r]]
         found: set[int] = set()
         n = len(items)
+        steps = [0]
 
         def walk(start: int, remaining: int, mask: int) -> None:
+            steps[0] += 1
+            if self.limit is not None and steps[0] > 20 * self.limit:
+                raise TooManyPlaysError(f"more than {self.limit} capture sets to look through on this table")
             for k in range(start, n):
                 pos, values = items[k]
                 for v in values:
@@ -139,11 +147,15 @@ class CaptureFinder:
         return found
 
 
-def _disjoint_unions(groups: list[int]) -> dict[int, int]:
+def _disjoint_unions(groups: list[int], limit: int | None = None) -> dict[int, int]:
     """Every non-empty union of pairwise-disjoint groups, with its largest group count."""
     unions: dict[int, int] = {}
+    steps = [0]
 
     def extend(start: int, mask: int, count: int) -> None:
+        steps[0] += 1
+        if limit is not None and (len(unions) > limit or steps[0] > 20 * limit):
+            raise TooManyPlaysError(f"more than {limit} capture sets on this table")
         for k in range(start, len(groups)):
             g = groups[k]
             if not mask & g:

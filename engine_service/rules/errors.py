@@ -31,3 +31,7 @@ class GameOverError(TablanetteError):
 
 class RecordError(TablanetteError):
     """A game record that is malformed or does not re-verify."""
+
+
+class TooManyPlaysError(TablanetteError):
+    """A position with more capture sets than a caller's limit allows (only with an explicit limit)."""

@@ -8,6 +8,7 @@ bots keep playing on the same engine.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -212,10 +213,14 @@ def test_bad_input_is_invalid_argument_naming_it(rules: Any, call: Callable[[Any
 
 def test_bad_requests_do_not_disturb_the_bots(engine: Engine, rules: Any) -> None:
     league = engine.league("rules-abuse")
+    codes = set()
     for _ in range(20):
         for _, call, _ in BAD_INPUTS:
-            with pytest.raises(grpc.RpcError):
+            with pytest.raises(grpc.RpcError) as info:
                 call(rules)
+            codes.add(info.value.code())
+    assert grpc.StatusCode.RESOURCE_EXHAUSTED in codes  # the flood hit this address's rate limit
+    time.sleep(3)  # the limit refills (20 calls/s, bursts of 50)
     resp = rules.LegalPlays(rpb.LegalPlaysRequest(rules=TABLIC, position=rpb.Position(table=["3S"]), card="3C"))
     assert plays(resp) == ["3C", "3C:3S"]
     league.finish()

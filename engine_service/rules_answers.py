@@ -1,0 +1,119 @@
+"""The Rules service's answers, as plain functions of a request (no gRPC, no event loop).
+
+:func:`answer` takes a serialized request and returns a serialized response or
+the reason it was refused; it runs in the service's worker processes (see
+:mod:`engine_service.rules_api`), so a hard question never holds up bot traffic.
+Every enumeration is capped (``max_plays``): a position with more capture sets
+than that is refused, not ground through.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from engine_service import convert
+from engine_service.rules import (
+    Card,
+    TablanetteError,
+    TooManyPlaysError,
+    card_names,
+    iter_mask,
+    mask_of,
+    parse_cards,
+    plays_for_card,
+    score_piles,
+    sweep_bonus,
+    verify_record,
+)
+from engine_service.rules.captures import CaptureFinder
+from tablanette.v1 import rules_pb2 as rpb
+
+
+def legal_plays(request: rpb.LegalPlaysRequest, max_plays: int) -> rpb.LegalPlaysResponse:
+    rules = convert.rules_from_spec(request.rules)
+    table, hand = _position(request.position)
+    cards = [Card.parse(request.card)] if request.card else list(iter_mask(hand))
+    finder = CaptureFinder(rules, limit=max_plays)
+    plays = []
+    for c in cards:
+        plays += plays_for_card(rules, table, c, finder)
+        if len(plays) > max_plays:
+            raise TooManyPlaysError(f"more than {max_plays} legal plays in this position")
+    return rpb.LegalPlaysResponse(plays=[convert.play_to_pb(p) for p in plays], rules=convert.rules_to_pb(rules))
+
+
+def apply_play(request: rpb.ApplyPlayRequest, max_plays: int) -> rpb.ApplyPlayResponse:
+    rules = convert.rules_from_spec(request.rules)
+    table, hand = _position(request.position)
+    play = convert.play_from_pb(request.play)
+    if not hand >> play.card & 1:
+        raise TablanetteError(f"{play.card} is not in the hand [{' '.join(card_names(hand))}]")
+    if play not in plays_for_card(rules, table, play.card, CaptureFinder(rules, limit=max_plays)):
+        raise TablanetteError(f"illegal play {play} on table [{' '.join(card_names(table))}]")
+    after = table & ~play.mask if play.mask else table | 1 << play.card
+    sweep = bool(play.mask) and after == 0 and (rules.last_play_tabla or not request.position.last_play_of_deal)
+    return rpb.ApplyPlayResponse(
+        table=card_names(after),
+        hand=card_names(hand & ~(1 << play.card)),
+        taken=card_names(play.mask | 1 << play.card) if play.mask else [],
+        bonus=sweep_bonus(rules, play.card, table) if sweep else 0,
+        tabla=sweep,
+    )
+
+
+def score_deal(request: rpb.ScoreDealRequest, max_plays: int) -> rpb.ScoreDealResponse:
+    rules = convert.rules_from_spec(request.rules)
+    piles = [mask_of(parse_cards(list(p.cards))) for p in request.piles]
+    bonus = list(request.bonus) or [0] * len(piles)
+    if len(piles) != rules.team_count or len(bonus) != rules.team_count:
+        raise TablanetteError(f"give one pile and one bonus per team ({rules.team_count} teams)")
+    seen = 0
+    for p in piles:
+        if seen & p:
+            raise TablanetteError(f"{' '.join(card_names(seen & p))} in two piles")
+        seen |= p
+    return rpb.ScoreDealResponse(score=score_piles(rules, piles, bonus))
+
+
+def verify(request: rpb.VerifyRecordRequest, max_plays: int) -> rpb.VerifyRecordResponse:
+    try:
+        record = json.loads(request.record_json)
+        if not isinstance(record, dict):
+            raise TablanetteError("a record must be a JSON object")
+        match = verify_record(record)
+    except json.JSONDecodeError as exc:
+        return rpb.VerifyRecordResponse(ok=False, error=f"not JSON: {exc}")
+    except TablanetteError as exc:
+        return rpb.VerifyRecordResponse(ok=False, error=str(exc))
+    return rpb.VerifyRecordResponse(ok=True, score=match.totals)
+
+
+QUESTIONS: dict[str, tuple[type[Any], Callable[[Any, int], Any]]] = {
+    "LegalPlays": (rpb.LegalPlaysRequest, legal_plays),
+    "ApplyPlay": (rpb.ApplyPlayRequest, apply_play),
+    "ScoreDeal": (rpb.ScoreDealRequest, score_deal),
+    "VerifyRecord": (rpb.VerifyRecordRequest, verify),
+}
+
+
+def answer(method: str, request: bytes, max_plays: int) -> tuple[str, bytes | str]:
+    """``("ok", response bytes)``, ``("invalid", why)`` or ``("too-many", why)``; for a worker process."""
+    kind, handler = QUESTIONS[method]
+    try:
+        return "ok", handler(kind.FromString(request), max_plays).SerializeToString()
+    except TooManyPlaysError as exc:
+        return "too-many", str(exc)
+    except TablanetteError as exc:
+        return "invalid", str(exc)
+
+
+def _position(pos: rpb.Position) -> tuple[int, int]:
+    if len(pos.table) > 52 or len(pos.hand) > 52:
+        raise TablanetteError("a table or a hand holds at most 52 cards")
+    table = mask_of(parse_cards(list(pos.table)))
+    hand = mask_of(parse_cards(list(pos.hand)))
+    if table & hand:
+        raise TablanetteError(f"{' '.join(card_names(table & hand))} both on the table and in the hand")
+    return table, hand
