@@ -7,7 +7,18 @@ from typing import Annotated
 
 import typer
 
-from . import demo_cmd, ladder_cmd, league_cmd, records_cmd, rules_cmd, selfplay_cmd, service_cmd, up_cmd, web_cmd
+from . import (
+    audit_cmd,
+    demo_cmd,
+    ladder_cmd,
+    league_cmd,
+    records_cmd,
+    rules_cmd,
+    selfplay_cmd,
+    service_cmd,
+    up_cmd,
+    web_cmd,
+)
 
 app = typer.Typer(
     name="tablanette",
@@ -47,6 +58,7 @@ app.command("serve")(service_cmd.serve)
 app.command("up")(up_cmd.up)
 app.command("web")(web_cmd.web)
 app.add_typer(service_cmd.bot_app, name="bot")
+app.command("audit")(audit_cmd.audit)
 league_cmd.app.command("ladder")(ladder_cmd.ladder)
 league_cmd.app.command("los")(ladder_cmd.los)
 app.add_typer(league_cmd.app, name="league")

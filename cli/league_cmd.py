@@ -1,4 +1,4 @@
-"""``tablanette league create | add-bot | start | retry | status | list | cancel | ladder`` and ``records export``."""
+"""``tablanette league create | add-bot | start | retry | status | list | lift | cancel`` and ``records export``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from rich.table import Table
 
 from engine_service.rules import write_records
 from scheduler.league import Feeder
+from store.audit import AuditLog
 from store.client import connect
 from store.leagues import ABSENT_ACTIONS, FORMATS, League, LeagueError, LeagueStatus, LeagueStore
 from store.results import LeagueResults
@@ -64,6 +65,15 @@ def create(
     elo1: Annotated[float, typer.Option(help="sprt: H1, the challenger is this much stronger (Elo).")] = 50.0,
     alpha: Annotated[float, typer.Option(help="sprt: chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option(help="sprt: chance of accepting H0 when H1 holds.")] = 0.05,
+    quarantine_illegal: Annotated[
+        int, typer.Option(min=0, help="Illegal answers in one match that put a bot in quarantine (0: never).")
+    ] = 20,
+    quarantine_timeouts: Annotated[
+        int, typer.Option(min=0, help="Timeouts in one match that put a bot in quarantine (0: never).")
+    ] = 10,
+    quarantine_forfeits: Annotated[
+        int, typer.Option(min=0, help="Forfeits in the league that put a bot in quarantine (0: never).")
+    ] = 3,
 ) -> None:
     """Create a league (add bots next, then start it).
 
@@ -73,6 +83,10 @@ def create(
     of, until they are settled or --budget is spent) and sprt (a challenger
     against --champion in mirrored pairs until an SPRT of --elo0 against --elo1
     decides).
+
+    A bot whose conduct crosses a --quarantine-* limit is taken out of
+    scheduling: its matches wait (never charged to its opponents) until
+    `tablanette league lift` lets it play again.
     """
     rules = build_rules(preset, players, rule)
     if absent_action not in ABSENT_ACTIONS:
@@ -80,6 +94,8 @@ def create(
     league = League(name, rules, format, games, mirrored, champion, k, initial, seed)
     league.absent_timeout, league.absent_action = absent_timeout, absent_action
     league.confidence, league.budget = confidence, budget
+    league.quarantine_illegal, league.quarantine_timeouts = quarantine_illegal, quarantine_timeouts
+    league.quarantine_forfeits = quarantine_forfeits
     if format == "sprt":
         from scheduler.sprt import SPRT
 
@@ -277,11 +293,29 @@ def list_leagues(as_json: JsonOpt = False) -> None:
         print(json.dumps([r.to_json() for r in rows]))
         return
     table = Table(title="leagues")
-    for col in ("league", "status", "done", "failed", "total", "waiting for"):
+    for col in ("league", "status", "done", "failed", "total", "waiting for", "in quarantine"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r.league, r.status, str(r.done), str(r.failed), str(r.total), ", ".join(sorted(r.absent)))
+        waiting, held = ", ".join(sorted(r.absent)), ", ".join(sorted(r.quarantined))
+        table.add_row(r.league, r.status, str(r.done), str(r.failed), str(r.total), waiting, held)
     console.print(table)
+
+
+@app.command()
+def lift(name: str, bot: str) -> None:
+    """Let a quarantined bot play again: its held-back matches are scheduled as the league runs."""
+    st = store()
+    try:
+        st.load(name)
+    except LeagueError as exc:
+        fail(str(exc))
+    held = st.quarantined(name)
+    if bot not in held:
+        others = f" (in quarantine: {', '.join(sorted(held))})" if held else ""
+        fail(f"bot {bot!r} is not in quarantine in league {name}{others}")
+    st.lift(name, bot)
+    AuditLog(st.r, st.prefix).record("quarantine_lifted", league=name, bot=bot, reason=held[bot]["reason"])
+    console.print(f"league {name}: {bot} out of quarantine (it was in for: {held[bot]['reason']})", highlight=False)
 
 
 @app.command()

@@ -17,6 +17,10 @@ in flight and enqueues more as results land. It never needs a person:
   league says ``waiting for X: not connected``; after the league's
   ``absent_timeout`` it either pauses for it or forfeits its remaining matches
   (``absent_action``).
+- **A bot in quarantine** (its conduct crossed the league's limits, see
+  :class:`store.leagues.League`): its matches are held back like an absent
+  bot's, never forfeited or charged to its opponents, until an operator lifts it
+  (``league lift``); the league says ``X in quarantine: <why>`` meanwhile.
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ class Feeder:
     seats: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fresh: list[str] = field(default_factory=list)
     absent: dict[str, float] = field(default_factory=dict)
+    quarantined: set[str] = field(default_factory=set)
     _presence_at: float = 0.0
 
     @property
@@ -180,24 +185,31 @@ class Feeder:
         for bot in sorted(set(self.absent) - set(absent)):
             log.info("league %s: %s is back", self.league_id, bot)
         self.absent = absent
+        quarantined = set(self.store.quarantined(self.league_id))
+        for bot in sorted(quarantined - self.quarantined):
+            log.warning("league %s: %s is in quarantine: its matches are held back", self.league_id, bot)
+        for bot in sorted(self.quarantined - quarantined):
+            log.info("league %s: %s is out of quarantine", self.league_id, bot)
+        self.quarantined = quarantined
         if league.absent_action == "forfeit":
             for bot, since in absent.items():
                 if now - since >= league.absent_timeout:
                     self._forfeit_absent(league, bot, now - since)
 
-    def _involves_absent(self, match_id: str) -> bool:
-        return any(bot in self.absent for bot in self.seats.get(match_id, ()))
+    def _held_back(self, match_id: str) -> bool:
+        """The match waits for a bot that is absent or in quarantine."""
+        return any(bot in self.absent or bot in self.quarantined for bot in self.seats.get(match_id, ()))
 
     def _fill(self, st: LeagueStatus) -> None:
-        """Enqueue fresh matches up to the window, holding back (for now) those of an absent bot."""
+        """Enqueue fresh matches up to the window, holding back (for now) those of an absent or quarantined bot."""
         in_flight = st.running + st.queued
-        if self.absent:  # matches waiting on an absent bot do not hold the window from the others
-            in_flight -= sum(map(self._involves_absent, self.store.in_flight(self.league_id)))
+        if self.absent or self.quarantined:  # matches held back do not hold the window from the others
+            in_flight -= sum(map(self._held_back, self.store.in_flight(self.league_id)))
         open_slots = len(self.fresh) if self.window <= 0 else self.window - in_flight
         held = []
         while open_slots > 0 and self.fresh:
             mid = self.fresh.pop(0)
-            if self._involves_absent(mid):
+            if self._held_back(mid):
                 held.append(mid)
                 continue
             self.store.mark_queued(self.league_id, mid)
@@ -206,9 +218,10 @@ class Feeder:
         self.fresh[:0] = held
 
     def _say_whether_waiting(self, st: LeagueStatus, league: League) -> None:
-        """``waiting`` (or ``paused`` past the absence limit) while only absent bots' matches are left."""
+        """``waiting`` (or ``paused`` past the absence limit) while only held-back matches are left."""
         want = "running"
-        if self.absent and all(map(self._involves_absent, self.fresh + self.store.in_flight(self.league_id))):
+        left = self.fresh + self.store.in_flight(self.league_id)
+        if (self.absent or self.quarantined) and all(map(self._held_back, left)):
             overdue = any(self.clock() - since >= league.absent_timeout for since in self.absent.values())
             want = "paused" if overdue and league.absent_action == "pause" else "waiting"
         if st.status != want and st.status in ("running", "waiting", "paused"):

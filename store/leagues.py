@@ -92,6 +92,12 @@ class League:
     """``adaptive`` and ``sprt`` leagues: the most games they may play (0: the format's default)."""
     sprt: dict[str, float] = field(default_factory=dict)
     """``sprt`` leagues: elo0, elo1, alpha, beta."""
+    quarantine_illegal: int = 20
+    """Illegal answers in one match that put a bot in quarantine (0: never)."""
+    quarantine_timeouts: int = 10
+    """Timeouts in one match that put a bot in quarantine (0: never)."""
+    quarantine_forfeits: int = 3
+    """Forfeits in the league (disconnects past the grace period) that put a bot in quarantine (0: never)."""
 
 
 @dataclass
@@ -109,6 +115,8 @@ class LeagueStatus:
     """Matches per second over the finished ones."""
     absent: dict[str, float] = field(default_factory=dict)
     """Bots of the league not connected now -> since when (unix time)."""
+    quarantined: dict[str, str] = field(default_factory=dict)
+    """Bots taken out of scheduling -> why."""
 
     @property
     def remaining(self) -> int:
@@ -130,15 +138,18 @@ class LeagueStatus:
             "remaining": self.remaining,
             "eta_seconds": self.eta_seconds,
             "absent": {bot: round(since, 3) for bot, since in sorted(self.absent.items())},
+            "quarantined": dict(sorted(self.quarantined.items())),
         }
 
     def waiting_note(self, now: float | None = None) -> str:
-        """``waiting for a, b: not connected (for 40 s)``, or '' when every bot is here."""
-        if not self.absent:
-            return ""
-        now = time.time() if now is None else now
-        longest = now - min(self.absent.values())
-        return f"waiting for {', '.join(sorted(self.absent))}: not connected (for {longest:.0f} s)"
+        """``waiting for a, b: not connected (for 40 s)``; quarantined bots and why; '' when all is well."""
+        notes = []
+        if self.absent:
+            now = time.time() if now is None else now
+            longest = now - min(self.absent.values())
+            notes.append(f"waiting for {', '.join(sorted(self.absent))}: not connected (for {longest:.0f} s)")
+        notes += [f"{bot} in quarantine: {why}" for bot, why in sorted(self.quarantined.items())]
+        return "; ".join(notes)
 
 
 class LeagueStore:
@@ -186,6 +197,9 @@ class LeagueStore:
                 "confidence": league.confidence,
                 "budget": league.budget,
                 "sprt": json.dumps(league.sprt),
+                "quarantine_illegal": league.quarantine_illegal,
+                "quarantine_timeouts": league.quarantine_timeouts,
+                "quarantine_forfeits": league.quarantine_forfeits,
             },
         )
 
@@ -218,6 +232,9 @@ class LeagueStore:
             confidence=float(meta.get("confidence", 0.975)),
             budget=int(meta.get("budget", 0)),
             sprt=json.loads(meta.get("sprt", "{}")),
+            quarantine_illegal=int(meta.get("quarantine_illegal", 20)),
+            quarantine_timeouts=int(meta.get("quarantine_timeouts", 10)),
+            quarantine_forfeits=int(meta.get("quarantine_forfeits", 3)),
         )
 
     def delete(self, league_id: str) -> bool:
@@ -374,6 +391,22 @@ class LeagueStore:
             self.r.hdel(keys.meta, "finished_at")
         return failed
 
+    # --------------------------------------------------------- quarantine
+
+    def quarantine(self, league_id: str, bot: str, reason: str, match_id: str = "") -> bool:
+        """Take a bot out of scheduling with its reason; False if it was in quarantine already."""
+        entry = json.dumps({"reason": reason, "match": match_id, "at": round(time.time(), 3)})
+        return bool(self.r.hsetnx(self.keys(league_id).quarantine, bot, entry))
+
+    def lift(self, league_id: str, bot: str) -> bool:
+        """Let a quarantined bot play again; False if it was not in quarantine."""
+        return bool(self.r.hdel(self.keys(league_id).quarantine, bot))
+
+    def quarantined(self, league_id: str) -> dict[str, dict[str, Any]]:
+        """Bots in quarantine -> {reason, match, at}."""
+        raw = text_map(self.r.hgetall(self.keys(league_id).quarantine))
+        return {bot: json.loads(entry) for bot, entry in raw.items()}
+
     # --------------------------------------------------------- who is here, who is gone
 
     def orphans(self, league_id: str) -> list[str]:
@@ -423,7 +456,8 @@ class LeagueStore:
         for state in ("done", "failed", "running", "queued"):
             pipe.scard(keys.state_set(state))
         pipe.hgetall(keys.absent)
-        raw, total, done, failed, running, queued, absent = pipe.execute()
+        pipe.hgetall(keys.quarantine)
+        raw, total, done, failed, running, queued, absent, quarantine = pipe.execute()
         meta = text_map(raw)
         if not meta:
             raise LeagueError(f"no league named {league_id!r}")
@@ -431,6 +465,7 @@ class LeagueStore:
         finished = float(meta["finished_at"]) if "finished_at" in meta else None
         st = LeagueStatus(league_id, meta["status"], total, done, failed, running, queued, started, finished)
         st.absent = {bot: float(since) for bot, since in text_map(absent).items()}
+        st.quarantined = {bot: json.loads(entry)["reason"] for bot, entry in text_map(quarantine).items()}
         if started and done:
             st.rate = done / max((finished or time.time()) - started, 1e-6)
         return st

@@ -125,6 +125,7 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
         "form": form,
         **({k: mine[k] for k in ("rating", "interval", "provisional", "margin", "margin_interval")} if mine else {}),
         "rank": mine["rank"] if mine else reads.results.rank(league_id, bot),
+        "quarantine": reads.leagues.quarantined(league_id).get(bot),
         "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
         "history_points": length,
         "recent": reads.results.match_rows(league_id, reads.results.bot_match_ids(league_id, bot, limit)),

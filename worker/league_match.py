@@ -40,12 +40,14 @@ from redis.asyncio import Redis as AsyncRedis
 
 from config import ArenaSettings
 from engine_service.rules import Rules
+from store.audit import AuditLog
 from store.client import connect, connect_async
 from store.codec import text
 from store.keys import LeagueKeys
-from store.leagues import LeagueStore
+from store.leagues import League, LeagueStore
 from store.leases import MatchLease
 from store.ledger import NotLeaseHolder, mirror_unit
+from store.results import LeagueResults
 from store.slots import GameSlots
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
 
@@ -94,13 +96,17 @@ def _play(store: LeagueStore, settings: ArenaSettings, league_id: str, match_id:
         return "failed"
     if store.is_cancelled(league_id):
         return "cancelled"
+    seats: list[str] = json.loads(spec["seats"])
+    held = store.quarantined(league_id)
+    for bot in seats:
+        if bot in held:  # not played, so not charged to its opponents; the scheduler holds its matches back
+            raise Waiting(f"bot {bot} is in quarantine: {held[bot]['reason']}", retry_after=30.0)
     lease = MatchLease(store.r, keys, match_id, settings.lease_ms, worker_id)
     if not lease.acquire():
         # Playing elsewhere, or its worker died and the lease has not expired yet:
         # come back later rather than drop the match.
         raise Waiting(f"match {match_id} is leased by another worker", retry_after=settings.lease_ms / 1000)
     slots = GameSlots(store.r, settings.prefix)
-    seats: list[str] = json.loads(spec["seats"])
     try:
         if not slots.acquire(seats, match_id, settings.lease_ms):
             raise Waiting(f"a bot of match {match_id} is playing all the games it allows", 1.0, backoff=False)
@@ -161,7 +167,29 @@ def _attempt(
         )
     except NotLeaseHolder as exc:
         raise LeaseLost(str(exc)) from None
+    if stored:
+        _quarantine_misbehaving(store, keys, league, match_id, seats, outcome)
     return "done" if stored else "already-done"
+
+
+def _quarantine_misbehaving(
+    store: LeagueStore, keys: LeagueKeys, league: League, match_id: str, seats: list[str], outcome: MatchOutcome
+) -> None:
+    """Take out of scheduling a bot whose conduct crossed the league's limits (see :class:`store.leagues.League`)."""
+    stats = LeagueResults(store.r, store.prefix)
+    for bot, conduct in zip(seats, outcome.conduct, strict=True):
+        reason = ""
+        if league.quarantine_illegal and conduct.illegal >= league.quarantine_illegal:
+            reason = f"{conduct.illegal} illegal answers in match {match_id}"
+        elif league.quarantine_timeouts and conduct.timeouts >= league.quarantine_timeouts:
+            reason = f"{conduct.timeouts} timeouts in match {match_id}"
+        elif league.quarantine_forfeits and conduct.forfeit:
+            row = stats.ladder_row(keys.league, bot)
+            if row is not None and row.forfeits >= league.quarantine_forfeits:
+                reason = f"{row.forfeits} forfeits in the league (the last in match {match_id})"
+        if reason and store.quarantine(keys.league, bot, reason, match_id):
+            log.warning("league %s: bot %s taken out of scheduling: %s", keys.league, bot, reason)
+            AuditLog(store.r, store.prefix).record("quarantined", league=keys.league, bot=bot, reason=reason)
 
 
 async def _run(

@@ -40,6 +40,12 @@
       stat("Score %", `${winPct}%`, "score-pct"),
       stat("Points / game", num(b.points_per_game, 1), "ppg"),
     );
+    const flag = document.getElementById("quarantine");
+    if (b.quarantine) {
+      const q = b.quarantine;
+      flag.hidden = false;
+      flag.textContent = `In quarantine since ${TA.time(q.at)}: ${q.reason}. Its matches wait (never charged to its opponents) until an operator runs \`tablanette league lift ${leagueId} ${bot}\`.`;
+    } else flag.hidden = true;
     const level = (n, severe) => (n === 0 ? "clean" : severe ? "worse" : "bad");
     clear(document.getElementById("conduct")).append(
       stat("Timeouts", b.timeouts, "timeouts", `conduct ${level(b.timeouts)}`),

@@ -108,6 +108,15 @@
         }),
       );
     }
+    for (const [qbot, why] of Object.entries(p.quarantined || {})) {
+      host.append(
+        el("p", {
+          class: "conduct-flag",
+          "data-testid": "quarantined",
+          text: `${qbot} is in quarantine (${why}): its matches wait until \`tablanette league lift ${leagueId} ${qbot}\``,
+        }),
+      );
+    }
     if (p.status === "incomplete") {
       host.append(
         el("p", { class: "conduct-flag", "data-testid": "incomplete", text: `${p.failed} match(es) failed: \`tablanette league retry ${leagueId}\` plays them again` }),
