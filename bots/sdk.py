@@ -14,9 +14,12 @@ wait 0.25 s, doubling to at most 2 s (with +-20% jitter), so a bot is back well
 within the arena's grace period (10 s by default) once any replica answers; a
 draining replica's bots move on at once.
 
-A bad token or a name mismatch stops it with :class:`BotRejected`, and so does
-another session of the same bot taking over (the newest wins: two copies never
-fight over one name). It logs its welcome, each game's start and result.
+A bad or revoked token or a name mismatch stops it with :class:`BotRejected`.
+Anything else it rides out: a bot has one session at a time, so while another
+session of the same bot is live the arena refuses this one (ALREADY_EXISTS) and
+the client tries again later, as it does when it was replaced after going quiet
+(ABORTED) or told to slow down (RESOURCE_EXHAUSTED, with the wait the arena
+suggests). It logs its welcome, each game's start and result.
 """
 
 from __future__ import annotations
@@ -40,8 +43,9 @@ from .base import Bot
 
 log = logging.getLogger("tablanette.sdk")
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
-TAKEN_OVER = grpc.StatusCode.ABORTED
-"""Another session of the same bot connected: the newest wins, so this copy steps aside."""
+"""Statuses no retry can fix: the client stops with :class:`BotRejected`."""
+WAIT_AT_LEAST = {grpc.StatusCode.ALREADY_EXISTS: 5.0, grpc.StatusCode.RESOURCE_EXHAUSTED: 1.0}
+"""Seconds to wait, at the least, before trying again after these refusals (or the arena's retry-after-ms)."""
 BACKOFF_START = 0.25
 BACKOFF_MAX = 2.0
 """Seconds. The cap is well under the arena's grace period, so a bot whose replica
@@ -80,6 +84,17 @@ def backoff_delays(start: float = BACKOFF_START, cap: float = BACKOFF_MAX) -> It
 def jittered(delay: float, rng: random.Random = random.Random()) -> float:  # noqa: B008
     """``delay`` +-20%, so bots dropped together do not return in lockstep."""
     return delay * (1 + rng.uniform(-JITTER, JITTER))
+
+
+def _retry_after(exc: grpc.RpcError) -> float:
+    """The arena's suggested wait (trailing metadata ``retry-after-ms``), in seconds; 0 if none."""
+    try:
+        for key, value in exc.trailing_metadata() or ():
+            if key == "retry-after-ms":
+                return int(value) / 1000
+    except (AttributeError, ValueError):
+        pass
+    return 0.0
 
 
 class BotRejected(RuntimeError):
@@ -141,24 +156,24 @@ class BotClient:
             self._welcomed = False
             lost: str | None = None
             draining = False
+            wait_at_least = 0.0
             try:
                 self._session()
             except grpc.RpcError as exc:
                 code = exc.code() if hasattr(exc, "code") else None
                 if code in FATAL:
                     raise BotRejected(f"{code.name}: {exc.details()}") from None
-                if code == TAKEN_OVER:
-                    raise BotRejected(f"ABORTED: another session of {self.name} took over ({exc.details()})") from None
                 if self._stop.is_set():
                     break
                 lost = f"{code.name}: {exc.details()}" if code else str(exc)
                 draining = code == grpc.StatusCode.UNAVAILABLE and "shutting down" in (exc.details() or "")
+                wait_at_least = max(WAIT_AT_LEAST.get(code, 0.0), _retry_after(exc))
             if self._welcomed:  # a session that got in resets the backoff, however it ended
                 delays = backoff_delays(BACKOFF_START, self.backoff_max)
             self.connected.clear()
             failed = self.address
             self._next += 1  # a replica that failed us: the next attempt goes to the next one in the list
-            delay = 0.0 if draining else jittered(next(delays))
+            delay = max(0.0 if draining else jittered(next(delays)), wait_at_least)
             log.warning(
                 "%s: connection to %s ended (%s); reconnecting to %s in %.2f s",
                 self.name,

@@ -5,8 +5,10 @@
 // A keepalive thread sends Keepalive every Welcome.keepalive_ms / 2, so writes
 // to the stream go through one mutex. When the stream ends (server shutdown,
 // network error) the bot connects again, to the next address of its --address
-// list, after a short back-off (connection.h explains the rules); bad
-// credentials end the program with a non-zero exit code. SIGINT / SIGTERM exit 0.
+// list, after a short back-off (connection.h explains the rules); it waits
+// longer while another session of the bot is live (ALREADY_EXISTS) or when the
+// server asks it to slow down (RESOURCE_EXHAUSTED). Bad or revoked credentials
+// end the program with a non-zero exit code. SIGINT / SIGTERM exit 0.
 //
 // The strategy lives in strategy.cpp (ChooseMove).
 
@@ -113,9 +115,11 @@ void PrintUsage(std::ostream& out) {
          "  -h, --help           print this help and exit\n"
          "\n"
          "Exit status: 0 on SIGINT/SIGTERM (or after --games), 1 when the server refuses the\n"
-         "bot (bad token, wrong name, malformed Hello, replaced by a newer session, not a\n"
-         "bot gateway), 2 on a usage error. Network errors are retried on the next address\n"
-         "after 0.25 s, 0.5 s, 1 s, then every 2 s (+-20%), within the arena's grace period.\n";
+         "bot (bad or revoked token, wrong name, malformed Hello, not a bot gateway), 2 on a\n"
+         "usage error. Everything else is retried on the next address after 0.25 s, 0.5 s,\n"
+         "1 s, then every 2 s (+-20%), within the arena's grace period; at least 5 s while\n"
+         "another session of the bot is live (ALREADY_EXISTS), at least 1 s when the server\n"
+         "asks it to slow down (RESOURCE_EXHAUSTED), or the server's retry-after-ms if longer.\n";
 }
 
 [[noreturn]] void UsageError(const std::string& msg) {
@@ -287,9 +291,21 @@ enum class Outcome { kReconnect, kStop, kDone, kFatal };
 struct SessionResult {
   Outcome outcome = Outcome::kReconnect;
   bool welcomed = false;
-  bool draining = false;  // the server ended the stream because it is shutting down
+  grpc::StatusCode code = grpc::StatusCode::OK;  // how the stream ended
+  // What to do next (connection.h: Decide): the least wait before the next
+  // attempt, and whether the server is draining.
+  tablanette_bot::ReconnectDecision decision;
   std::string detail;
 };
+
+// The server's suggested wait, trailing metadata "retry-after-ms" (0 if none).
+// Read after Finish(): only then are the trailers there.
+long RetryAfterMs(const grpc::ClientContext& ctx) {
+  const auto& trailers = ctx.GetServerTrailingMetadata();
+  const auto it = trailers.find("retry-after-ms");
+  if (it == trailers.end()) return 0;
+  return tablanette_bot::ParseRetryAfterMs(std::string(it->second.data(), it->second.size()));
+}
 
 // A server that accepts the connection but never says Welcome (or a host that
 // is gone and silently drops packets, so connecting neither fails nor
@@ -470,9 +486,11 @@ class Session {
       g_ctx = nullptr;
     }
 
+    result.code = status.error_code();
     result.detail = std::string(StatusName(status.error_code())) +
                     (status.error_message().empty() ? "" : ": " + status.error_message());
-    result.draining = tablanette_bot::IsDraining(status.error_code(), status.error_message());
+    result.decision =
+        tablanette_bot::Decide(status.error_code(), status.error_message(), RetryAfterMs(ctx));
     if (!result.welcomed && welcome_timer.Fired())
       result.detail = "no Welcome from " + address_ + " within " +
                       std::to_string(kWelcomeTimeout.count()) + " s (" + result.detail + ")";
@@ -480,39 +498,33 @@ class Session {
       result.outcome = Outcome::kDone;
     } else if (g_stop) {
       result.outcome = Outcome::kStop;
+    } else if (!result.decision.fatal) {
+      // UNAVAILABLE (server gone or shutting down), network errors,
+      // DEADLINE_EXCEEDED, INTERNAL / UNKNOWN from a broken transport, ABORTED
+      // (replaced after going quiet), ALREADY_EXISTS, RESOURCE_EXHAUSTED, ...
+      result.outcome = Outcome::kReconnect;
     } else {
+      result.outcome = Outcome::kFatal;
       switch (status.error_code()) {
         case grpc::StatusCode::UNAUTHENTICATED:
-          result.outcome = Outcome::kFatal;
-          result.detail = "the server refused the token (" + result.detail +
+          result.detail = "the server refused or revoked the token (" + result.detail +
                           "). Check --token / TABLANETTE_TOKEN: `tablanette bot add " + opt_.name +
                           "` prints a bot's token once.";
           break;
         case grpc::StatusCode::PERMISSION_DENIED:
-          result.outcome = Outcome::kFatal;
           result.detail = "the token belongs to another bot name (" + result.detail +
                           "). --name (now '" + opt_.name +
                           "') must be the NAME the token was issued for by `tablanette bot add NAME`.";
           break;
         case grpc::StatusCode::INVALID_ARGUMENT:
-          result.outcome = Outcome::kFatal;
           result.detail = "the server rejected this bot's Hello (" + result.detail + ").";
           break;
-        case grpc::StatusCode::ABORTED:
-          result.outcome = Outcome::kFatal;
-          result.detail = "another session of bot '" + opt_.name +
-                          "' connected and replaced this one (" + result.detail + ").";
-          break;
         case grpc::StatusCode::UNIMPLEMENTED:
-          result.outcome = Outcome::kFatal;
           result.detail = address_ + " does not serve tablanette.v1.BotGateway (" + result.detail +
                           "). Check --address / TABLANETTE_ADDRESS.";
           break;
         default:
-          // UNAVAILABLE (server gone or shutting down), network errors,
-          // DEADLINE_EXCEEDED, INTERNAL / UNKNOWN from a broken transport, ...
-          result.outcome = Outcome::kReconnect;
-          break;
+          break;  // Decide() and this switch name the same codes
       }
     }
     return result;
@@ -685,10 +697,22 @@ int main(int argc, char** argv) {
     current = tablanette_bot::NextAddressIndex(current, opt.addresses.size());
     // A draining server ended our live session: the others are ready, go now.
     // (A draining server that refused a new connection gets the usual delay,
-    // so a bot with a single address does not hammer it.)
-    const double delay = (r.draining && r.welcomed) ? 0.0 : backoff.Next();
-    Log("stream ended", (r.welcomed ? "" : " before Welcome"), " (", r.detail, "); reconnecting to ",
-        opt.addresses[current], " in ", FormatSeconds(delay), " s");
+    // so a bot with a single address does not hammer it.) A refusal that
+    // passes by itself (ALREADY_EXISTS, RESOURCE_EXHAUSTED, a retry-after-ms
+    // hint) waits at least as long as it asks.
+    const double backoff_delay = (r.decision.draining && r.welcomed) ? 0.0 : backoff.Next();
+    const double delay = std::max(backoff_delay, r.decision.wait_at_least_seconds);
+    // One line that says why the bot waits, so a long pause is not a mystery.
+    if (r.code == grpc::StatusCode::ALREADY_EXISTS) {
+      Log("another session of ", opt.name, " is live; retrying ", opt.addresses[current], " in ",
+          FormatSeconds(delay), " s (", r.detail, ")");
+    } else if (r.code == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      Log("the server asks ", opt.name, " to slow down; retrying ", opt.addresses[current], " in ",
+          FormatSeconds(delay), " s (", r.detail, ")");
+    } else {
+      Log("stream ended", (r.welcomed ? "" : " before Welcome"), " (", r.detail,
+          "); reconnecting to ", opt.addresses[current], " in ", FormatSeconds(delay), " s");
+    }
     {
       std::unique_lock<std::mutex> lock(g_wait_mu);
       g_wait_cv.wait_for(lock, Seconds(delay), [] { return g_stop.load(); });

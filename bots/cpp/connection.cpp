@@ -22,6 +22,11 @@ std::string Trimmed(const std::string& text) {
   return begin < end ? std::string(begin, end) : std::string();
 }
 
+bool IsAllDigits(const std::string& text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(),
+                                      [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+
 }  // namespace
 
 std::vector<std::string> ParseAddressList(const std::string& text) {
@@ -58,6 +63,37 @@ bool IsDraining(grpc::StatusCode code, const std::string& message) {
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return lower.find("shutting down") != std::string::npos;
+}
+
+long ParseRetryAfterMs(const std::string& text) {
+  const std::string digits = Trimmed(text);
+  if (!IsAllDigits(digits)) return 0;  // empty, negative or not a number: no hint
+  if (digits.size() > 12) return kMaxRetryAfterMs;  // std::stol could overflow; far past the cap anyway
+  return std::min(std::stol(digits), kMaxRetryAfterMs);
+}
+
+ReconnectDecision Decide(grpc::StatusCode code, const std::string& message, long retry_after_ms) {
+  ReconnectDecision d;
+  switch (code) {
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::UNIMPLEMENTED:
+      d.fatal = true;
+      return d;
+    case grpc::StatusCode::ALREADY_EXISTS:
+      d.wait_at_least_seconds = kAlreadyExistsWaitSeconds;
+      break;
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      d.wait_at_least_seconds = kSlowDownWaitSeconds;
+      break;
+    default:
+      break;
+  }
+  const long hint_ms = std::min(std::max(retry_after_ms, 0L), kMaxRetryAfterMs);
+  d.wait_at_least_seconds = std::max(d.wait_at_least_seconds, hint_ms / 1000.0);
+  d.draining = IsDraining(code, message);
+  return d;
 }
 
 std::string DefaultVersionLabel() {

@@ -56,6 +56,48 @@ class Backoff {
 // other replicas are ready, so the bot reconnects at once.
 bool IsDraining(grpc::StatusCode code, const std::string& message);
 
+// Refusals that are not the bot's fault and pass by themselves: the next
+// attempt waits at least this long (or the server's retry-after-ms hint, if
+// longer) instead of knocking every 0.25 s.
+//  - ALREADY_EXISTS: a bot has one session at a time, and another session of
+//    this bot is live (an old copy still running, or our own previous stream
+//    the server has not seen end yet). It is refused until that one ends or
+//    goes quiet; exiting would leave the bot offline for good once it does.
+//  - RESOURCE_EXHAUSTED: slow down (too many Hellos or streams from this
+//    address or for this token, too many messages, or the bot did not read
+//    its stream and the server's queue for it filled up).
+constexpr double kAlreadyExistsWaitSeconds = 5.0;
+constexpr double kSlowDownWaitSeconds = 1.0;
+// A retry-after-ms hint is cut to this: a garbled header must not park the
+// bot for days.
+constexpr long kMaxRetryAfterMs = 5 * 60 * 1000;
+
+// The value of the trailing metadata entry "retry-after-ms" (whole
+// milliseconds) as a number, capped at kMaxRetryAfterMs; 0 when it is empty
+// or not a number.
+long ParseRetryAfterMs(const std::string& text);
+
+// What the bot does when a stream ends.
+struct ReconnectDecision {
+  // Exit: no retry can fix it (UNAUTHENTICATED: bad, unknown or revoked
+  // token; PERMISSION_DENIED: token of another bot name; INVALID_ARGUMENT: the
+  // Hello was refused; UNIMPLEMENTED: not a bot gateway).
+  bool fatal = false;
+  // Otherwise reconnect to the next address after max(back-off, this), in
+  // seconds (0: the back-off alone).
+  double wait_at_least_seconds = 0.0;
+  // The server is shutting down on purpose: after a live session, go at once.
+  bool draining = false;
+};
+
+// The decision for a stream that ended with `code` / `message`, and the
+// server's retry-after-ms hint (0 if none; it counts whatever the code, the
+// server knows best when to come back). Every code that is not fatal is
+// retried: ABORTED (this session had gone quiet and a newer one replaced it)
+// with the usual back-off, since if the newer session is live the next
+// attempt is refused with ALREADY_EXISTS and waits 5 s anyway.
+ReconnectDecision Decide(grpc::StatusCode code, const std::string& message, long retry_after_ms);
+
 // "<TABLANETTE_BOT_NAME> <TABLANETTE_BOT_VERSION>" as configured in CMake
 // (-DTABLANETTE_BOT_NAME=my-bot -DTABLANETTE_BOT_VERSION=1.2.0).
 std::string DefaultVersionLabel();

@@ -1,5 +1,6 @@
 // Self-test of the strategy on hand-made Turn messages, and of the connection
-// rules (address list, round robin, back-off, version label). No network.
+// rules (address list, round robin, back-off, what each end-of-stream status
+// leads to, version label). No network.
 // Run: ./build/tablanette-cpp-bot-selftest   (or: ctest --test-dir build)
 #include <cmath>
 #include <initializer_list>
@@ -99,6 +100,63 @@ void CheckConnectionRules() {
   Check(!IsDraining(grpc::StatusCode::UNAVAILABLE, "failed to connect to all addresses"),
         "a dead server is not draining");
   Check(!IsDraining(grpc::StatusCode::ABORTED, "shutting down"), "only UNAVAILABLE drains");
+
+  // retry-after-ms: whole milliseconds; anything else is no hint; absurd values are capped.
+  CheckEq(static_cast<int>(ParseRetryAfterMs("5000")), 5000, "retry-after-ms 5000");
+  CheckEq(static_cast<int>(ParseRetryAfterMs(" 40 ")), 40, "retry-after-ms with spaces");
+  CheckEq(static_cast<int>(ParseRetryAfterMs("")), 0, "no retry-after-ms");
+  CheckEq(static_cast<int>(ParseRetryAfterMs("soon")), 0, "retry-after-ms not a number");
+  CheckEq(static_cast<int>(ParseRetryAfterMs("-5")), 0, "negative retry-after-ms");
+  CheckEq(static_cast<int>(ParseRetryAfterMs("1.5")), 0, "fractional retry-after-ms");
+  CheckEq(static_cast<int>(ParseRetryAfterMs("999999999999999999999")), static_cast<int>(kMaxRetryAfterMs),
+          "huge retry-after-ms is capped");
+  CheckEq(static_cast<int>(ParseRetryAfterMs("86400000")), static_cast<int>(kMaxRetryAfterMs),
+          "a day of retry-after-ms is capped");
+
+  // What each end-of-stream status leads to (Decide).
+  using grpc::StatusCode;
+  for (StatusCode code : {StatusCode::UNAUTHENTICATED, StatusCode::PERMISSION_DENIED,
+                          StatusCode::INVALID_ARGUMENT, StatusCode::UNIMPLEMENTED})
+    Check(Decide(code, "x", 0).fatal, "fatal: status " + std::to_string(static_cast<int>(code)));
+  Check(Decide(StatusCode::UNAUTHENTICATED, "this bot's token was revoked", 0).fatal,
+        "a revoked token is fatal");
+  Check(Decide(StatusCode::UNAUTHENTICATED, "x", 5000).fatal, "a hint does not make a fatal code retry");
+  {
+    // ALREADY_EXISTS: another session is live; at least 5 s, or the hint if longer.
+    const ReconnectDecision hinted = Decide(StatusCode::ALREADY_EXISTS, "bot is connected already", 5000);
+    Check(!hinted.fatal && !hinted.draining, "ALREADY_EXISTS is retried");
+    CheckNear(hinted.wait_at_least_seconds, 5.0, "ALREADY_EXISTS with retry-after-ms 5000: 5 s");
+    CheckNear(Decide(StatusCode::ALREADY_EXISTS, "x", 0).wait_at_least_seconds, 5.0,
+              "ALREADY_EXISTS without a hint: 5 s");
+    CheckNear(Decide(StatusCode::ALREADY_EXISTS, "x", 100).wait_at_least_seconds, 5.0,
+              "ALREADY_EXISTS with a short hint: still 5 s");
+    CheckNear(Decide(StatusCode::ALREADY_EXISTS, "x", 12000).wait_at_least_seconds, 12.0,
+              "ALREADY_EXISTS with a longer hint: the hint");
+  }
+  {
+    // RESOURCE_EXHAUSTED: slow down; at least 1 s, or the hint if longer.
+    Check(!Decide(StatusCode::RESOURCE_EXHAUSTED, "x", 0).fatal, "RESOURCE_EXHAUSTED is retried");
+    CheckNear(Decide(StatusCode::RESOURCE_EXHAUSTED, "the bot does not read its stream", 0).wait_at_least_seconds,
+              1.0, "RESOURCE_EXHAUSTED without a hint: 1 s");
+    CheckNear(Decide(StatusCode::RESOURCE_EXHAUSTED, "retry in 40 ms", 40).wait_at_least_seconds, 1.0,
+              "RESOURCE_EXHAUSTED with a short hint: still 1 s");
+    CheckNear(Decide(StatusCode::RESOURCE_EXHAUSTED, "retry in 3500 ms", 3500).wait_at_least_seconds, 3.5,
+              "RESOURCE_EXHAUSTED with a longer hint: the hint");
+  }
+  // Everything else: the usual back-off (no floor), ABORTED included.
+  for (StatusCode code : {StatusCode::ABORTED, StatusCode::UNAVAILABLE, StatusCode::CANCELLED,
+                          StatusCode::UNKNOWN, StatusCode::INTERNAL, StatusCode::DEADLINE_EXCEEDED,
+                          StatusCode::OK, StatusCode::NOT_FOUND, StatusCode::FAILED_PRECONDITION}) {
+    const ReconnectDecision d = Decide(code, "replaced by a newer session", 0);
+    Check(!d.fatal && !d.draining && d.wait_at_least_seconds == 0.0,
+          "retried with the back-off alone: status " + std::to_string(static_cast<int>(code)));
+  }
+  CheckNear(Decide(StatusCode::UNAVAILABLE, "busy", 3000).wait_at_least_seconds, 3.0,
+            "a hint counts whatever the code");
+  CheckNear(Decide(StatusCode::UNAVAILABLE, "x", -7).wait_at_least_seconds, 0.0, "a negative hint is none");
+  Check(Decide(StatusCode::UNAVAILABLE, "server is shutting down; reconnect", 0).draining,
+        "a draining server: reconnect at once");
+  Check(!Decide(StatusCode::UNAVAILABLE, "server is shutting down", 0).fatal, "draining is not fatal");
 
   // The version label: CMake's TABLANETTE_BOT_NAME and TABLANETTE_BOT_VERSION,
   // or the environment variable TABLANETTE_BOT_VERSION when it is set.

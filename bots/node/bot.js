@@ -264,7 +264,13 @@ function parseOptions(argv = process.argv.slice(2), env = process.env) {
 //    a replica that restarts after 7 s gets its bots back about 2 s later;
 //  - starts that sequence over once a server welcomes it;
 //  - reconnects at once when a draining server (shutting down on purpose)
-//    ends its session, since the other replicas are ready now.
+//    ends its session, since the other replicas are ready now;
+//  - waits longer when the server refuses it for a while: at least 5 s when
+//    another session of the same bot is live (ALREADY_EXISTS), at least 1 s
+//    when told to slow down (RESOURCE_EXHAUSTED), or the server's
+//    retry-after-ms hint if that is longer;
+//  - exits only when no retry can help: a bad, revoked or misnamed token, a
+//    refused Hello, or an address that is not a bot gateway.
 
 const BACKOFF_START_MS = 250;
 const BACKOFF_MAX_MS = 2000;
@@ -276,27 +282,37 @@ const WELCOME_TIMEOUT_MS = 3000;
 const DEFAULT_KEEPALIVE_MS = 10000;
 const STALE_GAME_MS = 60 * 60 * 1000;
 
-// Stream end codes after which the bot reconnects (to the next address): the
-// server is shutting down or unreachable (UNAVAILABLE), the connection broke
-// (UNKNOWN, INTERNAL, DEADLINE_EXCEEDED), no Welcome came in time (CANCELLED
-// by us), or the server closed the stream cleanly (OK).
-const RETRYABLE = new Set([
-  grpc.status.OK,
-  grpc.status.UNAVAILABLE,
-  grpc.status.CANCELLED,
-  grpc.status.UNKNOWN,
-  grpc.status.INTERNAL,
-  grpc.status.DEADLINE_EXCEEDED,
-]);
-// Codes that reconnecting cannot fix: exit with a message.
+// Stream end codes that reconnecting cannot fix: the bot exits with the
+// message. Every other code is retried (to the next address): the server is
+// shutting down or unreachable (UNAVAILABLE), the connection broke (UNKNOWN,
+// INTERNAL, DEADLINE_EXCEEDED), no Welcome came in time (CANCELLED by us), the
+// server closed the stream cleanly (OK), or one of the refusals below.
 const FATAL_HINTS = {
   [grpc.status.UNAUTHENTICATED]: 'the token is wrong, unknown or revoked; get a new one with `tablanette bot add NAME`',
   [grpc.status.PERMISSION_DENIED]: 'the token belongs to another bot name; pass the --name it was issued for',
   [grpc.status.INVALID_ARGUMENT]: 'the server refused our Hello',
-  [grpc.status.ABORTED]: 'the same bot connected again elsewhere (the newest session wins)',
-  [grpc.status.RESOURCE_EXHAUSTED]: 'a message was larger than the server allows',
   [grpc.status.UNIMPLEMENTED]: 'this address does not serve tablanette.v1.BotGateway',
 };
+// Refusals that are NOT the bot's fault and pass by themselves, so the bot
+// waits at least this long (or the server's retry-after-ms hint, if longer)
+// before trying again, instead of knocking every 0.25 s:
+//  - ALREADY_EXISTS: a bot has one session at a time, and another session of
+//    this bot is live (an old copy still running, or our own previous stream
+//    the server has not seen end yet). It is refused until that one ends or
+//    goes quiet; exiting would leave the bot offline for good once it does.
+//  - RESOURCE_EXHAUSTED: slow down (too many Hellos or streams from this
+//    address or for this token, too many messages, or we did not read our
+//    stream and the server's queue for us filled up).
+// ABORTED (this session had gone quiet and a newer one replaced it) is
+// retried with the normal back-off: if the newer session is live, the next
+// attempt is refused with ALREADY_EXISTS and waits as above.
+const WAIT_AT_LEAST_MS = {
+  [grpc.status.ALREADY_EXISTS]: 5000,
+  [grpc.status.RESOURCE_EXHAUSTED]: 1000,
+};
+// A retry-after-ms hint is cut to this: a garbled header must not park the
+// bot for days (and setTimeout fires at once past 2^31 - 1 ms).
+const MAX_RETRY_AFTER_MS = 5 * 60 * 1000;
 
 /**
  * Reconnect delays: 0.25 s, 0.5 s, 1 s, 2 s, 2 s, ... each with random jitter
@@ -333,6 +349,37 @@ function nextAddressIndex(index, count) {
 /** True when the server ended the stream because it is shutting down (draining). */
 function isDraining(status) {
   return status.code === grpc.status.UNAVAILABLE && /shutting down/i.test(status.details || '');
+}
+
+/**
+ * The server's suggested wait from a stream's trailing metadata
+ * (`retry-after-ms`, whole milliseconds), capped at MAX_RETRY_AFTER_MS;
+ * 0 when there is none or it is not a number.
+ */
+function retryAfterMs(metadata) {
+  if (!metadata || typeof metadata.get !== 'function') return 0;
+  const values = metadata.get('retry-after-ms');
+  const text = String((values && values[0]) || '').trim();
+  if (!/^\d+$/.test(text)) return 0;
+  return Math.min(Number(text), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * What to do when a stream ends with `status` ({code, details, metadata}, as
+ * grpc-js reports it). Pure, so the self-test can check every code:
+ *  - {fatal: true, exitCode, hint}: exit (2 for credentials, 1 otherwise);
+ *  - {fatal: false, waitAtLeastMs, draining}: reconnect to the next address
+ *    after max(back-off, waitAtLeastMs); at once if draining (and welcomed).
+ */
+function reconnectDecision(status) {
+  const code = status.code;
+  if (Object.prototype.hasOwnProperty.call(FATAL_HINTS, code)) {
+    const credentials = code === grpc.status.UNAUTHENTICATED || code === grpc.status.PERMISSION_DENIED;
+    return { fatal: true, exitCode: credentials ? 2 : 1, hint: FATAL_HINTS[code] };
+  }
+  // The hint counts whatever the code: the server knows best when to come back.
+  const waitAtLeastMs = Math.max(WAIT_AT_LEAST_MS[code] || 0, retryAfterMs(status.metadata));
+  return { fatal: false, waitAtLeastMs, draining: isDraining(status) };
 }
 
 function log(msg) {
@@ -614,12 +661,9 @@ class ArenaBot {
     const code = status.code;
     const name = statusName(code);
     const details = status.details ? `: ${status.details}` : '';
-    if (code === grpc.status.UNAUTHENTICATED || code === grpc.status.PERMISSION_DENIED) {
-      this.onFatal(2, `${name}${details} -- ${FATAL_HINTS[code]}`);
-      return;
-    }
-    if (!RETRYABLE.has(code)) {
-      this.onFatal(1, `${name}${details}${FATAL_HINTS[code] ? ` -- ${FATAL_HINTS[code]}` : ''}`);
+    const decision = reconnectDecision(status);
+    if (decision.fatal) {
+      this.onFatal(decision.exitCode, `${name}${details} -- ${decision.hint}`);
       return;
     }
     // Retry on the next replica of the list (the same one if there is only one).
@@ -627,11 +671,20 @@ class ArenaBot {
     // A draining server ended our live session: the others are ready, go now.
     // (A draining server that refused a new connection gets the usual delay,
     // so a bot with a single address does not hammer it.)
-    const delay = isDraining(status) && this.welcomed ? 0 : this.backoff.next();
-    const when = this.welcomed ? '' : ' before Welcome';
-    this.log(
-      `stream ended${when} (${name}${details}); reconnecting to ${this.address} in ${(delay / 1000).toFixed(2)} s`,
-    );
+    const backoffMs = decision.draining && this.welcomed ? 0 : this.backoff.next();
+    const delay = Math.max(backoffMs, decision.waitAtLeastMs);
+    // One line that says why the bot waits, so a long pause is not a mystery.
+    const retrying = `retrying ${this.address} in ${(delay / 1000).toFixed(1)} s (${name}${details})`;
+    if (code === grpc.status.ALREADY_EXISTS) {
+      this.log(`another session of ${this.opts.name} is live; ${retrying}`);
+    } else if (code === grpc.status.RESOURCE_EXHAUSTED) {
+      this.log(`the server asks ${this.opts.name} to slow down; ${retrying}`);
+    } else {
+      const when = this.welcomed ? '' : ' before Welcome';
+      this.log(
+        `stream ended${when} (${name}${details}); reconnecting to ${this.address} in ${(delay / 1000).toFixed(2)} s`,
+      );
+    }
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
   }
 
@@ -697,6 +750,8 @@ module.exports = {
   Backoff,
   DEFAULT_RULES,
   LOADER_OPTIONS,
+  MAX_RETRY_AFTER_MS,
+  WAIT_AT_LEAST_MS,
   captureValue,
   chooseIndex,
   isDraining,
@@ -704,6 +759,8 @@ module.exports = {
   nextAddressIndex,
   parseAddresses,
   parseOptions,
+  reconnectDecision,
+  retryAfterMs,
   trailKey,
   versionLabel,
 };

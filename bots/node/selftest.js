@@ -12,7 +12,11 @@
 //    checks what it would write on the stream (the stream is a recorder);
 // 4. checks the connection rules: the --address replica list, round robin
 //    to the next address, the reconnect back-off (0.25 s doubling to 2 s,
-//    +-20% jitter, reset by a Welcome) and the version label in Hello.
+//    +-20% jitter, reset by a Welcome), the version label in Hello, and
+//    what each status code that ends the stream leads to: exit (bad token,
+//    refused Hello), or reconnect, waiting at least 5 s while another
+//    session of the bot is live (ALREADY_EXISTS) and 1 s when told to slow
+//    down (RESOURCE_EXHAUSTED), or the server's retry-after-ms if longer.
 'use strict';
 
 const assert = require('node:assert/strict');
@@ -26,6 +30,8 @@ const {
   BACKOFF_START_MS,
   Backoff,
   DEFAULT_RULES,
+  MAX_RETRY_AFTER_MS,
+  WAIT_AT_LEAST_MS,
   chooseIndex,
   captureValue,
   isDraining,
@@ -33,6 +39,8 @@ const {
   nextAddressIndex,
   parseAddresses,
   parseOptions,
+  reconnectDecision,
+  retryAfterMs,
   versionLabel,
 } = require('./bot.js');
 const PACKAGE = require('./package.json');
@@ -361,11 +369,119 @@ check('session: reconnects round robin with back-off, reset on Welcome, at once 
     assert.equal(fatal.code, 2);
     bot.onStreamEnd({ code: grpc.status.INVALID_ARGUMENT, details: 'no Hello' });
     assert.deepEqual([fatal.code, /refused our Hello/.test(fatal.message)], [1, true]);
-    bot.onStreamEnd({ code: grpc.status.ABORTED, details: 'newer session' });
-    assert.deepEqual([fatal.code, /connected again elsewhere/.test(fatal.message)], [1, true]);
     bot.onStreamEnd({ code: grpc.status.UNIMPLEMENTED, details: '' });
     assert.deepEqual([fatal.code, /does not serve/.test(fatal.message)], [1, true]);
     assert.equal(reconnects.length, count); // no reconnect scheduled for fatal codes
+    // A revoked token closes the live session: still fatal.
+    fatal = null;
+    welcome();
+    bot.onStreamEnd({ code: grpc.status.UNAUTHENTICATED, details: "this bot's token was revoked" });
+    assert.equal(fatal.code, 2);
+    assert.match(fatal.message, /token was revoked -- the token is wrong, unknown or revoked/);
+    assert.equal(reconnects.length, count);
+  } finally {
+    global.setTimeout = realSetTimeout;
+    bot.client.close();
+  }
+});
+
+/** grpc-js trailing metadata carrying `retry-after-ms` (or nothing). */
+function trailers(retryAfter) {
+  const md = new grpc.Metadata();
+  if (retryAfter !== undefined) md.set('retry-after-ms', String(retryAfter));
+  return md;
+}
+
+check('refusals: retry-after-ms hint and the decision per status code', () => {
+  assert.equal(retryAfterMs(trailers(7000)), 7000);
+  assert.equal(retryAfterMs(trailers()), 0);
+  assert.equal(retryAfterMs(undefined), 0);
+  assert.equal(retryAfterMs(trailers('soon')), 0); // not a number: ignored
+  assert.equal(retryAfterMs(trailers('-5')), 0);
+  assert.equal(retryAfterMs(trailers(1e12)), MAX_RETRY_AFTER_MS); // absurd: capped
+  assert.deepEqual([WAIT_AT_LEAST_MS[grpc.status.ALREADY_EXISTS], WAIT_AT_LEAST_MS[grpc.status.RESOURCE_EXHAUSTED]], [5000, 1000]);
+  const decide = (code, details, retryAfter) => reconnectDecision({ code, details, metadata: trailers(retryAfter) });
+  // Fatal: credentials exit 2, the other two exit 1.
+  assert.deepEqual([decide(grpc.status.UNAUTHENTICATED).fatal, decide(grpc.status.UNAUTHENTICATED).exitCode], [true, 2]);
+  assert.deepEqual([decide(grpc.status.PERMISSION_DENIED).fatal, decide(grpc.status.PERMISSION_DENIED).exitCode], [true, 2]);
+  assert.deepEqual([decide(grpc.status.INVALID_ARGUMENT).fatal, decide(grpc.status.INVALID_ARGUMENT).exitCode], [true, 1]);
+  assert.deepEqual([decide(grpc.status.UNIMPLEMENTED).fatal, decide(grpc.status.UNIMPLEMENTED).exitCode], [true, 1]);
+  // Waits: the floor per code, or the hint when it is longer (never shorter than the floor).
+  assert.deepEqual(decide(grpc.status.ALREADY_EXISTS, 'live'), { fatal: false, waitAtLeastMs: 5000, draining: false });
+  assert.equal(decide(grpc.status.ALREADY_EXISTS, 'live', 8000).waitAtLeastMs, 8000);
+  assert.equal(decide(grpc.status.ALREADY_EXISTS, 'live', 100).waitAtLeastMs, 5000);
+  assert.equal(decide(grpc.status.RESOURCE_EXHAUSTED, 'slow').waitAtLeastMs, 1000);
+  assert.equal(decide(grpc.status.RESOURCE_EXHAUSTED, 'slow', 2500).waitAtLeastMs, 2500);
+  assert.equal(decide(grpc.status.RESOURCE_EXHAUSTED, 'slow', 10).waitAtLeastMs, 1000);
+  // Everything else: the normal back-off (a hint still counts).
+  for (const code of [grpc.status.ABORTED, grpc.status.UNAVAILABLE, grpc.status.CANCELLED, grpc.status.INTERNAL,
+    grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED, grpc.status.OK, grpc.status.NOT_FOUND,
+    grpc.status.FAILED_PRECONDITION]) {
+    assert.deepEqual(decide(code, 'x'), { fatal: false, waitAtLeastMs: 0, draining: false }, `code ${code}`);
+  }
+  assert.equal(decide(grpc.status.UNAVAILABLE, 'busy', 3000).waitAtLeastMs, 3000);
+  assert.equal(decide(grpc.status.UNAVAILABLE, 'server is shutting down').draining, true);
+});
+
+check('session: ABORTED, ALREADY_EXISTS and RESOURCE_EXHAUSTED reconnect (and wait), never exit', () => {
+  const logs = [];
+  const bot = new ArenaBot(
+    { addresses: ['a:1', 'b:2'], token: 't', name: 'my-bot', maxGames: 1, tls: false },
+    { v1, logger: (m) => logs.push(m), random: () => 0.5 }, // random 0.5: no jitter, exact delays
+  );
+  let fatal = null;
+  bot.onFatal = (code, message) => {
+    fatal = { code, message };
+  };
+  const reconnects = []; // [address, delay] of every scheduled reconnect
+  const realSetTimeout = global.setTimeout;
+  global.setTimeout = (fn, ms) => {
+    reconnects.push([bot.address, ms]);
+    return { ref() {}, unref() {} };
+  };
+  const welcome = () => {
+    bot.call = { destroyed: false, writableEnded: false, write: () => {} };
+    bot.welcomed = false;
+    bot.onMessage(fromServer({ welcome: { session_id: 's', keepalive_ms: 60000, grace_ms: 10000 } }));
+    clearInterval(bot.keepaliveTimer);
+  };
+  const refused = (code, details, retryAfter) => {
+    bot.welcomed = false;
+    bot.onStreamEnd({ code, details, metadata: trailers(retryAfter) });
+  };
+  try {
+    // Our quiet session was replaced by a newer one: reconnect with the normal back-off (reset by the Welcome).
+    welcome();
+    bot.onStreamEnd({ code: grpc.status.ABORTED, details: 'replaced by a newer session', metadata: trailers() });
+    assert.deepEqual(reconnects.at(-1), ['b:2', 250]);
+    assert.match(logs.at(-1), /stream ended \(ABORTED: replaced by a newer session\); reconnecting to b:2 in 0\.25 s/);
+    // The newer session is live: refused with ALREADY_EXISTS, wait at least 5 s, keep going round robin.
+    refused(grpc.status.ALREADY_EXISTS, 'bot is connected already', 5000);
+    assert.deepEqual(reconnects.at(-1), ['a:1', 5000]);
+    assert.match(logs.at(-1), /^another session of my-bot is live; retrying a:1 in 5\.0 s \(ALREADY_EXISTS: bot is connected already\)$/);
+    // Without a hint: still 5 s. A longer hint wins.
+    refused(grpc.status.ALREADY_EXISTS, 'bot is connected already');
+    assert.deepEqual(reconnects.at(-1), ['b:2', 5000]);
+    refused(grpc.status.ALREADY_EXISTS, 'bot is connected already', 12000);
+    assert.deepEqual(reconnects.at(-1), ['a:1', 12000]);
+    assert.match(logs.at(-1), /retrying a:1 in 12\.0 s/);
+    // Slow down: at least 1 s, or the hint. The back-off (now at 2 s) still counts when it is longer.
+    bot.backoff = new Backoff({ random: () => 0.5 }); // from 0.25 s again, to see where it overtakes the floor
+    refused(grpc.status.RESOURCE_EXHAUSTED, 'more than 20 Hellos per second; retry in 40 ms', 40);
+    assert.deepEqual(reconnects.at(-1), ['b:2', 1000]);
+    assert.match(logs.at(-1), /^the server asks my-bot to slow down; retrying b:2 in 1\.0 s \(RESOURCE_EXHAUSTED: /);
+    refused(grpc.status.RESOURCE_EXHAUSTED, 'this token says Hello too often', 3500);
+    assert.deepEqual(reconnects.at(-1), ['a:1', 3500]);
+    refused(grpc.status.RESOURCE_EXHAUSTED, 'the bot does not read its stream');
+    assert.deepEqual(reconnects.at(-1), ['b:2', 1000]);
+    refused(grpc.status.RESOURCE_EXHAUSTED, 'the bot does not read its stream');
+    assert.deepEqual(reconnects.at(-1), ['a:1', 2000]); // back-off 0.25, 0.5, 1, 2: 2 s beats the 1 s floor
+    // Welcomed at last: the back-off starts over.
+    welcome();
+    bot.onStreamEnd({ code: grpc.status.UNAVAILABLE, details: 'Connection dropped' });
+    assert.deepEqual(reconnects.at(-1), ['b:2', 250]);
+    assert.equal(fatal, null); // none of these ever exits
+    assert.equal(reconnects.length, 9);
   } finally {
     global.setTimeout = realSetTimeout;
     bot.client.close();
