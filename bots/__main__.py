@@ -7,6 +7,7 @@ arguments are visible to every user in ``ps``).
 from __future__ import annotations
 
 import argparse
+import itertools
 import logging
 import os
 import signal
@@ -68,13 +69,18 @@ def run_builtin(
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     tls = open(ca, "rb").read() if ca else None  # noqa: SIM115
     try:
-        player = make_bot(bot, seed)
+        make_bot(bot, seed)  # a bad spec is an error now, not in a game
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if think_ms:
-        player = Thinking(player, think_ms / 1000)
-    client = BotClient(player, address, token, name=name or player.name, max_games=max_games, tls_ca=tls)
+    games = itertools.count()
+
+    def new_player() -> Bot:
+        """Each game its own bot (seeded per game when --seed is given)."""
+        player = make_bot(bot, f"{seed}/{next(games)}" if seed is not None else None)
+        return Thinking(player, think_ms / 1000) if think_ms else player
+
+    client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls)
     signal.signal(signal.SIGTERM, lambda *_: client.stop())
     signal.signal(signal.SIGINT, lambda *_: client.stop())
     print(f"bot {client.name} ({bot}) connecting to {', '.join(client.addresses)}", file=sys.stderr, flush=True)

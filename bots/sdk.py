@@ -1,11 +1,27 @@
 """The Python bot SDK: run any :class:`~bots.Bot` against the arena over gRPC::
 
     from bots.sdk import BotClient
-    BotClient(MyBot(), "127.0.0.1:50051,127.0.0.1:50052", token).run_forever()
+    BotClient(MyBot, "127.0.0.1:50051,127.0.0.1:50052", token).run_forever()
 
 The client opens one stream, greets with its token, answers every turn with
-``bot.choose(observation)`` (sent as an index into the legal plays), keeps the
+``choose(observation)`` (sent as an index into the legal plays), keeps the
 stream alive, and reconnects when the connection drops, so its games continue.
+
+The bot contract for several games at once (``max_games``):
+
+- pass a **factory** (the class itself, or any callable returning a :class:`~bots.Bot`)
+  and every game gets an instance of its own, so per-game state needs no care;
+  pass an **instance** and all games share it (it must then keep per-game state
+  keyed by itself, and be thread-safe). Either way ``new_match(rules, seat)`` is
+  called when a game starts.
+- turns of different games are answered concurrently, each on a thread of a pool
+  of ``max_games``; one game's turns are answered one at a time, in order. A slow
+  decision in one game never eats the clock of another.
+- a ``choose`` that accepts a ``clock`` parameter gets a :class:`Clock`:
+  ``clock.remaining()`` is the time left of this turn, in seconds.
+- a ``choose`` that raises costs a move, not the connection: the exception is
+  logged and the client answers with the engine's own timeout play (the first
+  legal play: the lowest card, trailed when the rules allow).
 
 ``address`` may list several engine replicas (comma-separated): after a failed
 connection the next attempt goes to the next address, so a replica that is gone
@@ -24,13 +40,15 @@ suggests). It logs its welcome, each game's start and result.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import queue
 import random
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import grpc
 
@@ -101,19 +119,64 @@ class BotRejected(RuntimeError):
     """The arena refused this bot (bad token, wrong name, malformed hello)."""
 
 
+BotFactory = Callable[[], Bot]
+"""Makes a fresh bot: a :class:`~bots.Bot` subclass itself, or any callable returning one."""
+
+
+class Clock:
+    """The time left for one turn, counted from when the turn arrived.
+
+    Measured on this machine's monotonic clock from the turn's ``time_left_ms``, so a
+    wrong wall clock on either side does not matter. The network's share of the
+    deadline (the answer's way back) is not taken off: keep a margin.
+    """
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, time_left_ms: int, received: float | None = None) -> None:
+        self.deadline = (time.monotonic() if received is None else received) + max(time_left_ms, 0) / 1000
+
+    def remaining(self) -> float:
+        """Seconds left before this turn's deadline (0 once it has passed)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    def __repr__(self) -> str:
+        return f"Clock(remaining={self.remaining():.3f}s)"
+
+
+def takes_clock(bot: Bot) -> bool:
+    """Whether ``bot.choose`` accepts a ``clock`` argument."""
+    try:
+        return "clock" in inspect.signature(bot.choose).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 @dataclass
 class GameInfo:
     rules: Rules
     seat: int
     players: list[str]
+    bot: Bot
+    """This game's bot: its own instance when the client was given a factory."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    """Held while one of this game's turns is being answered: a game's turns go one at a time."""
+    clocked: bool = field(init=False)
+    """Whether this game's ``choose`` takes a ``clock``."""
+
+    def __post_init__(self) -> None:
+        self.clocked = takes_clock(self.bot)
 
 
 class BotClient:
-    """Connects one bot to the arena; :meth:`run_forever` until :meth:`stop`."""
+    """Connects one bot to the arena; :meth:`run_forever` until :meth:`stop`.
+
+    ``bot`` is a factory (a fresh instance per game) or one shared instance; see the module's notes.
+    """
 
     def __init__(
         self,
-        bot: Bot,
+        bot: Bot | BotFactory,
         address: str | Sequence[str],
         token: str,
         name: str | None = None,
@@ -121,10 +184,15 @@ class BotClient:
         tls_ca: bytes | None = None,
         backoff_max: float = BACKOFF_MAX,
     ) -> None:
-        self.bot = bot
+        if isinstance(bot, Bot):
+            self.factory: BotFactory | None = None
+            self.bot = bot
+        else:
+            self.factory = bot
+            self.bot = bot()  # a first instance: the bot's name and version, and for games of unknown start
         self.addresses = parse_addresses(address)
         self.token = token
-        self.name = name or bot.name
+        self.name = name or self.bot.name
         self.max_games = max_games
         self.tls_ca = tls_ca
         self.backoff_max = backoff_max
@@ -137,12 +205,16 @@ class BotClient:
         self._call: grpc.Future | None = None
         self._welcomed = False
         self._lock = threading.Lock()
+        self.choose_errors = 0
+        """Turns where ``choose`` raised and the client answered the timeout play instead."""
+        self._pool = ThreadPoolExecutor(max(1, max_games), thread_name_prefix=f"{self.name}-turn")
 
     def stop(self) -> None:
         self._stop.set()
         with self._lock:
             if self._call is not None:
                 self._call.cancel()
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     @property
     def address(self) -> str:
@@ -151,6 +223,12 @@ class BotClient:
 
     def run_forever(self) -> None:
         """Play until stopped, reconnecting (0.25 s doubling to 2 s, jittered; reset by a welcome)."""
+        try:
+            self._run()
+        finally:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _run(self) -> None:
         delays = backoff_delays(BACKOFF_START, self.backoff_max)
         while not self._stop.is_set():
             self._welcomed = False
@@ -232,10 +310,13 @@ class BotClient:
                         keepalive = self._start_keepalive(outbox, w.keepalive_ms, ended)
                     elif kind == "game_started":
                         g = msg.game_started
-                        self.games[g.game_id] = GameInfo(convert.rules_from_pb(g.rules), g.seat, list(g.players))
+                        if g.game_id not in self.games:  # after a reconnect the game goes on with its bot
+                            rules = convert.rules_from_pb(g.rules)
+                            bot = self._new_bot(rules, g.seat)
+                            self.games[g.game_id] = GameInfo(rules, g.seat, list(g.players), bot)
                         log.info("%s: game %s started, seat %d, players %s", self.name, g.game_id, g.seat, g.players)
                     elif kind == "turn":
-                        outbox.put(self._answer(msg.turn))
+                        self._pool.submit(self._play_turn, msg.turn, time.monotonic(), outbox)
                     elif kind == "play_rejected":
                         self.rejections.append(msg.play_rejected)
                         log.warning("%s: play rejected: %s", self.name, msg.play_rejected.reason)
@@ -264,11 +345,39 @@ class BotClient:
             outcome = "won" if r.winner == info.rules.team_of(over.seat) else "lost"
         log.info("%s: game %s over: %s (%s), score %s", self.name, over.game_id, outcome, r.reason, list(r.score))
 
-    def _answer(self, turn: apb.Turn) -> apb.BotMessage:
+    def _new_bot(self, rules: Rules, seat: int) -> Bot:
+        """The bot for a new game: a fresh one from the factory (or the shared one), told the game starts."""
+        bot = self.factory() if self.factory is not None else self.bot
+        try:
+            bot.new_match(rules, seat)
+        except Exception:
+            log.exception("%s: new_match raised; the game goes on", self.name)
+        return bot
+
+    def _play_turn(self, turn: apb.Turn, received: float, outbox: queue.Queue[apb.BotMessage | None]) -> None:
+        """Answer one turn (on a pool thread); a game's turns one at a time."""
         info = self.games.get(turn.game_id)
-        rules = info.rules if info else Rules.preset()
-        obs = convert.observation_from_pb(turn.observation, rules, list(turn.legal_plays))
-        play = self.bot.choose(obs)
+        if info is None:  # a turn of a game this client never saw start (it cannot happen with a healthy arena)
+            rules = Rules.preset()
+            info = self.games.setdefault(
+                turn.game_id, GameInfo(rules, turn.observation.seat, [], self._new_bot(rules, turn.observation.seat))
+            )
+        try:
+            with info.lock:
+                outbox.put(self._answer(turn, info, Clock(turn.time_left_ms, received)))
+        except Exception:  # never lose a pool thread's error silently
+            log.exception("%s: could not answer turn %d of game %s", self.name, turn.turn_id, turn.game_id)
+
+    def _answer(self, turn: apb.Turn, info: GameInfo, clock: Clock) -> apb.BotMessage:
+        obs = convert.observation_from_pb(turn.observation, info.rules, list(turn.legal_plays))
+        try:
+            play = info.bot.choose(obs, clock=clock) if info.clocked else info.bot.choose(obs)  # type: ignore[call-arg]
+        except Exception:
+            # A bug in the bot costs a move, not the connection: the engine's own timeout play is the
+            # first legal play (the lowest card, trailed when it may be), so the record reads as usual.
+            self.choose_errors += 1
+            play = obs.legal_plays[0]
+            log.exception("%s: choose raised in game %s; answering %s instead", self.name, turn.game_id, play)
         try:
             index = obs.legal_plays.index(play)
             move = apb.PlayMove(game_id=turn.game_id, turn_id=turn.turn_id, index=index)
