@@ -70,6 +70,18 @@ class Child:
             time.sleep(0.05)
         return found
 
+    def wait_listening(self, host: str, port: int, what: str, timeout: float = 30) -> None:
+        """Until this child accepts connections on ``host:port`` (or a clear error): a child may
+        say it is starting before it has bound its port."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex((host, port)) == 0:
+                    return
+            if time.monotonic() > deadline or not self.alive():
+                raise RuntimeError(f"{what} is not listening on {host}:{port}:\n{self.tail()}")
+            time.sleep(0.05)
+
     def send_signal(self, sig: int) -> None:
         """Send ``sig`` to the child's whole process group."""
         with contextlib.suppress(ProcessLookupError):
@@ -251,6 +263,7 @@ class LocalArena:
         port = port or free_port()
         child = self.spawn("web", [*CLI, "web", "--host", host, "--port", str(port)])
         child.wait_for("web ladder on", "the web ladder")
+        child.wait_listening("127.0.0.1" if host in ("0.0.0.0", "::", "") else host, port, "the web ladder")
         return child, port
 
     def start_worker(self, name: str, **env: str) -> Child:
