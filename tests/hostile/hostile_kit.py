@@ -29,6 +29,7 @@ import h2.connection
 import h2.events
 import h2.settings
 from arena_harness import unique_prefix
+from service_kit import wait_until
 
 from cli.local import CLI, Child, LocalArena
 from engine_service.rules import verify_record
@@ -46,16 +47,6 @@ BESIDE_GAMES = "10"
 """Games per pairing of the league beside: 6 pairings x 10 = 60 matches."""
 REPORT = Path(os.environ.get("TABLANETTE_ARTIFACTS", "artifacts")) / "hostile-memory.txt"
 CONNECT = "/tablanette.v1.BotGateway/Connect"
-
-
-def wait_until(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
 def grpc_frame(message: bytes) -> bytes:
