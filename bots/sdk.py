@@ -316,7 +316,7 @@ class BotClient:
                             self.games[g.game_id] = GameInfo(rules, g.seat, list(g.players), bot)
                         log.info("%s: game %s started, seat %d, players %s", self.name, g.game_id, g.seat, g.players)
                     elif kind == "turn":
-                        self._pool.submit(self._play_turn, msg.turn, time.monotonic(), outbox)
+                        self._submit(msg.turn, outbox)
                     elif kind == "play_rejected":
                         self.rejections.append(msg.play_rejected)
                         log.warning("%s: play rejected: %s", self.name, msg.play_rejected.reason)
@@ -353,6 +353,14 @@ class BotClient:
         except Exception:
             log.exception("%s: new_match raised; the game goes on", self.name)
         return bot
+
+    def _submit(self, turn: apb.Turn, outbox: queue.Queue[apb.BotMessage | None]) -> None:
+        """Hand a turn to the pool (none once the client is stopping: its pool is shut down)."""
+        try:
+            self._pool.submit(self._play_turn, turn, time.monotonic(), outbox)
+        except RuntimeError:  # "cannot schedule new futures after shutdown": stop() won the race
+            if not self._stop.is_set():
+                raise
 
     def _play_turn(self, turn: apb.Turn, received: float, outbox: queue.Queue[apb.BotMessage | None]) -> None:
         """Answer one turn (on a pool thread); a game's turns one at a time."""
