@@ -37,7 +37,6 @@ from engine_service import convert
 from engine_service.admission import Admission, is_quiet, short
 from engine_service.limits import RateLimit, peer_address
 from engine_service.rules import Play, TablanetteError
-from store.audit import AsyncAuditLog
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -131,16 +130,13 @@ class Gateway:
         self,
         settings: ArenaSettings,
         registry: SessionRegistry,
-        lookup_token: Callable[[str], Awaitable[str | None]],
-        audit: AsyncAuditLog,
-        probe: Callable[[SessionEntry], Awaitable[bool]],
+        admission: Admission,
         token_exists: Callable[[list[str]], Awaitable[list[bool]]],
     ) -> None:
         self.settings = settings
         self.registry = registry
-        self.audit = audit
+        self.admission = admission
         self.token_exists = token_exists
-        self.admission = Admission(settings, registry, lookup_token, audit, probe)
         self.messages = RateLimit(settings.message_rate, settings.message_burst)
         self.per_address: dict[str, int] = {}
         self.connections: dict[str, BotConnection] = {}

@@ -18,6 +18,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from config import ArenaSettings
+from engine_service.admission import Admission
 from engine_service.dispatch import INTERNAL_METADATA, DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
@@ -81,9 +82,8 @@ class EngineServer:
         self.redis = connect_async(settings.redis_url, ride_out=True, max_connections=REDIS_CONNECTIONS)
         self.registry = SessionRegistry(self.redis, settings.prefix, settings.session_ttl_ms)
         self.audit = AsyncAuditLog(self.redis, settings.prefix)
-        self.gateway = Gateway(
-            settings, self.registry, self._lookup_token, self.audit, self._session_live_elsewhere, self._tokens_exist
-        )
+        admission = Admission(settings, self.registry, self._lookup_token, self.audit, self._session_live_elsewhere)
+        self.gateway = Gateway(settings, self.registry, admission, self._tokens_exist)
         self._secret = ""
         self._peers: dict[str, grpc.aio.Channel] = {}
         self._events: asyncio.Task[None] | None = None
