@@ -33,7 +33,7 @@ from typing import NoReturn, Protocol
 import grpc
 
 from config import ArenaSettings
-from engine_service.limits import RateLimit
+from engine_service.limits import RateLimit, abort_busy
 from store.audit import AsyncAuditLog
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
@@ -164,12 +164,9 @@ class Admission:
         raise AssertionError("unreachable")  # context.abort raises
 
     async def _refuse_busy(self, context: grpc.aio.ServicerContext, peer: str, why: str, wait: float) -> NoReturn:
-        ms = max(1, round(wait * 1000))
         if not self._limited_audit.take(peer):
             await self.audit.record("rate_limited", peer=peer, reason=why)
-        context.set_trailing_metadata((("retry-after-ms", str(ms)),))
-        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{why}; retry in {ms} ms")
-        raise AssertionError("unreachable")
+        await abort_busy(context, why, wait)
 
 
 def is_quiet(last_heard: float, keepalive_ms: int, now: float | None = None) -> bool:

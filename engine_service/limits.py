@@ -16,6 +16,9 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import NoReturn
+
+import grpc
 
 
 class RateLimit:
@@ -56,3 +59,12 @@ def peer_address(peer: str) -> str:
     if peer.startswith(("ipv4:", "ipv6:")):
         return peer.rsplit(":", 1)[0]
     return peer
+
+
+async def abort_busy(context: grpc.aio.ServicerContext, why: str, wait: float) -> NoReturn:
+    """Refuse a call because a limit was reached: RESOURCE_EXHAUSTED, with the wait as a hint
+    (trailing metadata ``retry-after-ms``) that every SDK honours."""
+    ms = max(1, round(wait * 1000))
+    context.set_trailing_metadata((("retry-after-ms", str(ms)),))
+    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{why}; retry in {ms} ms")
+    raise AssertionError("unreachable")  # context.abort raises

@@ -20,7 +20,7 @@ import grpc
 
 from config import ArenaSettings
 from engine_service import convert
-from engine_service.limits import RateLimit, peer_address
+from engine_service.limits import RateLimit, abort_busy, peer_address
 from engine_service.rules import PRESETS, Rules
 from engine_service.rules_answers import answer
 from tablanette.v1 import rules_pb2 as rpb
@@ -51,9 +51,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def _ask(self, method: str, request: Any, response: Any, context: grpc.aio.ServicerContext) -> Any:
         wait = self.limit.take(peer_address(context.peer() or ""))
         if wait:
-            await _busy(context, f"more than {self.settings.rules_rate:g} Rules calls per second", wait)
+            await abort_busy(context, f"more than {self.settings.rules_rate:g} Rules calls per second", wait)
         if self.in_flight >= self.settings.rules_workers * QUEUE_PER_WORKER:
-            await _busy(context, "the Rules service is busy", 0.1)
+            await abort_busy(context, "the Rules service is busy", 0.1)
         self.in_flight += 1
         try:
             future = self.pool.submit(answer, method, request.SerializeToString(), self.settings.rules_max_plays)
@@ -107,10 +107,3 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         self, request: rpb.VerifyRecordRequest, context: grpc.aio.ServicerContext
     ) -> rpb.VerifyRecordResponse:
         return await self._ask("VerifyRecord", request, rpb.VerifyRecordResponse, context)  # type: ignore[no-any-return]
-
-
-async def _busy(context: grpc.aio.ServicerContext, why: str, wait: float) -> None:
-    """Refuse with RESOURCE_EXHAUSTED and a retry hint (trailing metadata ``retry-after-ms``)."""
-    ms = max(1, round(wait * 1000))
-    context.set_trailing_metadata((("retry-after-ms", str(ms)),))
-    await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"{why}; retry in {ms} ms")
