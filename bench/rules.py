@@ -28,6 +28,13 @@ Run from the repository root::
    few large tables a short run meets. Deals/s counts a cut-short deal by its
    share of plays (every tablic deal has 48).
 
+3. The capture batch path (``tablanette rules captures --batch``, whole process,
+   start-up included) on 20,000 positions of the same kind (2,500 per table size,
+   JSON Lines in and out), beside the in-process enumerator on the same positions
+   (a fresh ``CaptureFinder``, its cache left to work as in play, one core). Each is
+   timed 3 times, alternating; the medians are kept. Every batch answer is checked
+   against the enumerator's.
+
 Capture timing goes slice by slice (50 positions): naive passes (3, or 1 for a
 slow slice), then cold and warm passes alternating; the median of each is kept.
 Nothing here is a timing assertion: the only checks are correctness checks.
@@ -44,7 +51,9 @@ import pstats
 import random
 import signal
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +63,7 @@ if __package__ in (None, ""):  # run as a script (python3 bench/rules.py): make 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine_service.rules.captures import CaptureFinder
-from engine_service.rules.cards import CARDS, JACK, format_cards, iter_mask
+from engine_service.rules.cards import CARDS, JACK, card_names, format_cards, iter_mask
 from engine_service.rules.deal import DealState, PlayRecord, finder_for
 from engine_service.rules.match import Match
 from engine_service.rules.play import Play
@@ -69,6 +78,9 @@ PLAY_SEED = 7
 MATCH_SEED = "bench"
 SLICE = 50
 """Capture positions per timing slice (naive, cold and warm are timed slice by slice)."""
+BATCH_PER_SIZE = 2500
+"""Batch-path positions per table size (20,000 in all)."""
+BATCH_REPEATS = 3
 NAIVE_ONE_PASS_S = 0.1
 """A naive slice slower than this is timed once, not three times."""
 
@@ -215,6 +227,46 @@ def bench_captures(cfg: Config) -> dict[str, Any]:
             }
             for b in buckets
         },
+    }
+
+
+# ---------------------------------------------------------------- the batch path
+
+
+def bench_batch() -> dict[str, Any]:
+    """``tablanette rules captures --batch`` (a whole process) against the in-process enumerator."""
+    rules = Rules.preset(CAPTURE_PRESET)
+    positions = [p for bucket in capture_positions(BATCH_PER_SIZE, POSITION_SEED + 1).values() for p in bucket]
+    command = [sys.executable, "-c", "from cli import main; main()", "rules", "captures"]
+    command += ["--preset", CAPTURE_PRESET, "--batch"]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8") as questions:
+        for table, card in positions:
+            questions.write(json.dumps({"table": card_names(table), "card": str(CARDS[card])}) + "\n")
+        questions.flush()
+        process_times, enum_times = [], []
+        for _ in range(BATCH_REPEATS):
+            start = time.perf_counter()
+            done = subprocess.run([*command, questions.name], capture_output=True, text=True, check=True)
+            process_times.append(time.perf_counter() - start)
+            finder = CaptureFinder(rules)
+            start = time.perf_counter()
+            want = [finder.captures(table, card) for table, card in positions]
+            enum_times.append(time.perf_counter() - start)
+    got = [json.loads(line)["captures"] for line in done.stdout.splitlines()]
+    expected = [[card_names(c.mask) for c in caps] for caps in want]
+    if got != expected:
+        bad = next(i for i, (g, w) in enumerate(zip(got, expected, strict=False)) if g != w) if got else 0
+        raise AssertionError(f"the batch path disagrees with CaptureFinder at position {bad} ({len(got)} answers)")
+    process_s, enum_s = statistics.median(process_times), statistics.median(enum_times)
+    return {
+        "preset": CAPTURE_PRESET,
+        "positions": len(positions),
+        "batch_process_s": process_s,
+        "batch_per_s": len(positions) / process_s,
+        "enumerator_s": enum_s,
+        "enumerator_per_s": len(positions) / enum_s,
+        "ratio": enum_s / process_s,
+        "checked_positions": len(got),
     }
 
 
@@ -405,7 +457,7 @@ def _times(x: float) -> str:
 
 
 def report(results: dict[str, Any]) -> str:
-    cap, sp = results["captures"], results["self_play"]
+    cap, sp, batch = results["captures"], results["self_play"], results["batch"]
     lo, hi = cap["table_sizes"]
     stop = "time budget" if sp["naive_out_of_time"] else "deal limit"
     busy = results["cpu_s"] < 0.9 * results["wall_s"]
@@ -427,6 +479,15 @@ def report(results: dict[str, Any]) -> str:
             f"    {size:>5} {_rate(n):>12} {_rate(c):>12} {_rate(w):>12} {_times(c / n):>13} {_times(w / n):>13}"
         )
     lines += [
+        "",
+        f"capture batch path ({batch['preset']}, {batch['positions']:,} positions, tables of {lo}-{hi} cards; "
+        f"medians of {BATCH_REPEATS} alternating runs)",
+        f"  in-process enumerator {_rate(batch['enumerator_per_s']):>9} positions/s  "
+        f"(a fresh CaptureFinder, one core, {batch['enumerator_s']:.3f} s)",
+        f"  tablanette rules captures --batch, whole process "
+        f"{_rate(batch['batch_per_s'])} positions/s ({batch['batch_process_s']:.3f} s, start-up included)",
+        f"  ratio                 {batch['ratio']:9.2f} × the enumerator (all {batch['checked_positions']:,} "
+        "answers identical)",
         "",
         f"random self-play ({sp['preset']}, {sp['players']} players, uniformly random legal plays, one core)",
         f"  naive legal plays   {_rate(sp['naive_per_s']):>11} deals/s",
@@ -480,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeats": cfg.repeats,
         "captures": bench_captures(cfg),
         "self_play": bench_self_play(cfg),
+        "batch": bench_batch(),
     }
     results["wall_s"] = time.perf_counter() - start
     results["cpu_s"] = time.process_time() - cpu_start

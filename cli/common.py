@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
-import redis
 import typer
 from rich.console import Console
 
-from config import ArenaSettings, SettingsError, load_settings
 from engine_service.rules import DEFAULT_PRESET, Rules, TablanetteError, parse_override
+
+if TYPE_CHECKING:  # Redis and the settings load when a command needs them, not at start-up
+    import redis
+
+    from config import ArenaSettings
 
 PIPE_WIDTH = 10_000
 """Columns when output is not a terminal: tables and lines are never cut for a log or a pipe."""
@@ -33,6 +36,8 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def arena_settings(**overrides: object) -> ArenaSettings:
     """The arena's settings; invalid ones exit with a message naming the variable."""
+    from config import SettingsError, load_settings
+
     try:
         return load_settings(**overrides)
     except SettingsError as exc:
@@ -41,6 +46,8 @@ def arena_settings(**overrides: object) -> ArenaSettings:
 
 def redis_client() -> tuple[redis.Redis, ArenaSettings]:
     """The configured Redis, checked; an unreachable one exits with a clear message."""
+    import redis
+
     settings = arena_settings()
     client = redis.Redis.from_url(settings.redis_url)
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,9 +18,9 @@ from engine_service.rules import (
     mask_of,
     parameter_names,
     parse_cards,
-    plays_for_card,
 )
 
+from .capture_batch import capture_answer, run_batch
 from .common import PlayersOpt, PresetOpt, RuleOpt, build_rules, console, fail
 
 app = typer.Typer(help="Rule presets and capture questions.", no_args_is_help=True)
@@ -87,19 +86,6 @@ def _fmt_points(points: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
-def capture_answer(rules: Rules, table_cards: list[str] | str, card: str) -> dict[str, Any]:
-    """Every legal capture set of ``card`` on the table (trail excluded), canonical order."""
-    table = mask_of(parse_cards(table_cards))
-    played = Card.parse(card)
-    if table & played.bit:
-        raise TablanetteError(f"{played} cannot be both on the table and played")
-    plays = plays_for_card(rules, table, played)
-    return {
-        "captures": [card_names(p.mask) for p in plays if p.mask],
-        "trail_allowed": any(not p.mask for p in plays),
-    }
-
-
 @app.command()
 def captures(
     preset: PresetOpt = "tablic",
@@ -117,7 +103,7 @@ def captures(
     rules = build_rules(preset, players, rule)
     if batch is not None:
         try:
-            _batch(rules, batch)
+            run_batch(rules, str(batch))
         except OSError as exc:
             fail(f"cannot read --batch {batch}: {exc.strerror or exc}")
         return
@@ -147,22 +133,3 @@ def captures(
     for cap in caps:
         console.print("  " + " ".join(cap), highlight=False)
     console.print("  trail allowed" if answer["trail_allowed"] else "  trail not allowed", highlight=False)
-
-
-def _batch(rules: Rules, path: Path) -> None:
-    """One JSON answer per input line, same order; a bad line answers with an error."""
-    stream = sys.stdin if str(path) == "-" else path.open(encoding="utf-8")
-    with stream:
-        for lineno, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            try:
-                question = json.loads(line)
-                if not isinstance(question, dict) or "card" not in question:
-                    raise TablanetteError('expected {"table": [...], "card": "9C"}')
-                answer: dict[str, Any] = {
-                    "captures": capture_answer(rules, question.get("table", []), question["card"])["captures"]
-                }
-            except (json.JSONDecodeError, TablanetteError, TypeError) as exc:
-                answer = {"error": f"line {lineno}: {exc}"}
-            sys.stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
