@@ -1,8 +1,10 @@
 """The stateless Rules service: rules questions over gRPC, answered off the event loop.
 
-Each question is rate-limited per peer address, then answered in a small pool
-of worker processes (:mod:`engine_service.rules_answers`) with a deadline, so no
-question, however hard, can stall the bot streams this replica serves. Bad input
+Each question is rate-limited per peer address. One whose size bounds its cost
+(a position of a real deal: see :func:`engine_service.rules_answers.small`) is
+answered at once; any other goes to a small pool of worker processes
+(:mod:`engine_service.rules_answers`) with a deadline, so no question, however
+hard, can stall the bot streams this replica serves. Bad input
 answers INVALID_ARGUMENT with the engine's own message; a position with too many
 capture sets, too many calls or a full pool answer RESOURCE_EXHAUSTED (with a
 ``retry-after-ms`` hint where waiting helps); a question past its deadline,
@@ -22,7 +24,7 @@ from config import ArenaSettings
 from engine_service import convert
 from engine_service.limits import RateLimit, abort_busy, peer_address
 from engine_service.rules import PRESETS, Rules
-from engine_service.rules_answers import answer
+from engine_service.rules_answers import answer, respond, small
 from tablanette.v1 import rules_pb2 as rpb
 from tablanette.v1 import rules_pb2_grpc
 
@@ -52,6 +54,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         wait = self.limit.take(peer_address(context.peer() or ""))
         if wait:
             await abort_busy(context, f"more than {self.settings.rules_rate:g} Rules calls per second", wait)
+        if small(method, request):
+            status, payload = respond(method, request, self.settings.rules_max_plays)
+            return await self._reply(status, payload, response, context)
         if self.in_flight >= self.settings.rules_workers * QUEUE_PER_WORKER:
             await abort_busy(context, "the Rules service is busy", 0.1)
         self.in_flight += 1
@@ -66,12 +71,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             )
         finally:
             self.in_flight -= 1
+        return await self._reply(status, payload, response, context)
+
+    async def _reply(self, status: str, payload: Any, response: Any, context: grpc.aio.ServicerContext) -> Any:
+        """The answer, or the refusal it stands for."""
         if status == "invalid":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(payload))
         if status == "too-many":
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(payload))
-        assert isinstance(payload, bytes)
-        return response.FromString(payload)
+        return response.FromString(payload) if isinstance(payload, bytes) else payload
 
     async def ListPresets(
         self, request: rpb.ListPresetsRequest, context: grpc.aio.ServicerContext

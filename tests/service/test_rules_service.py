@@ -224,3 +224,33 @@ def test_bad_requests_do_not_disturb_the_bots(engine: Engine, rules: Any) -> Non
     resp = rules.LegalPlays(rpb.LegalPlaysRequest(rules=TABLIC, position=rpb.Position(table=["3S"]), card="3C"))
     assert plays(resp) == ["3C", "3C:3S"]
     league.finish()
+
+
+def test_a_position_of_a_real_deal_is_answered_on_the_spot(module_arena: Arena) -> None:
+    """Small questions never wait for the worker pool; big ones still go there.
+
+    With a 10 ms deadline nothing that goes through the pool can be answered
+    (its first worker process alone takes far longer to start), so every answer
+    here came from the event loop itself.
+    """
+    proc, port = module_arena.start_engine("engine-inline", TABLANETTE_RULES_DEADLINE_MS="10")
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = rules_pb2_grpc.RulesServiceStub(channel)
+            deal = rpb.Position(table=["AH", "3S", "6D", "7C", "8H", "QS"], hand=["9C", "KC", "2D", "TD", "JH", "4S"])
+            resp = stub.LegalPlays(rpb.LegalPlaysRequest(rules=PAGAT, position=deal), timeout=10)
+            assert "9C:AH,8H" in plays(resp)
+            applied = stub.ApplyPlay(
+                rpb.ApplyPlayRequest(rules=PAGAT, position=deal, play=gpb.Play(card="9C", captured=["AH", "8H"])),
+                timeout=10,
+            )
+            assert list(applied.table) == ["3S", "6D", "7C", "QS"]
+            with pytest.raises(grpc.RpcError) as bad:  # refusals read the same inline
+                stub.LegalPlays(rpb.LegalPlaysRequest(rules=PAGAT, position=rpb.Position(table=["XX"])), timeout=10)
+            assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "XX" in (bad.value.details() or "")
+            big = rpb.Position(table=[r + s for r in "A2345" for s in "CDH"], hand=["KC"])
+            with pytest.raises(grpc.RpcError) as late:  # 15 table cards: the pool's, and too late for 10 ms
+                stub.LegalPlays(rpb.LegalPlaysRequest(rules=PAGAT, position=big), timeout=10)
+            assert late.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    finally:
+        proc.stop()
