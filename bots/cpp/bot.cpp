@@ -2,15 +2,18 @@
 //
 // One bidirectional stream tablanette.v1.BotGateway/Connect: send Hello, get
 // Welcome, then answer every Turn with a PlayMove (index into legal_plays).
-// A keepalive thread sends Keepalive every Welcome.keepalive_ms / 2, so writes
-// to the stream go through one mutex. When the stream ends (server shutdown,
+// Each game has its own thread and its own strategy (game_thread.h), so a slow
+// decision in one game never delays another; a keepalive thread sends
+// Keepalive every Welcome.keepalive_ms / 2; so writes to the stream go through
+// one mutex (Outbox). When the stream ends (server shutdown,
 // network error) the bot connects again, to the next address of its --address
 // list, after a short back-off (connection.h explains the rules); it waits
 // longer while another session of the bot is live (ALREADY_EXISTS) or when the
 // server asks it to slow down (RESOURCE_EXHAUSTED). Bad or revoked credentials
 // end the program with a non-zero exit code. SIGINT / SIGTERM exit 0.
 //
-// The strategy lives in strategy.cpp (ChooseMove).
+// The strategy lives in strategy.cpp (ChooseMove); game_strategy.cpp says
+// which strategy each game gets; strategy.h states the contract.
 
 #include <grpcpp/grpcpp.h>
 #include <pthread.h>
@@ -34,13 +37,13 @@
 #include <vector>
 
 #include "connection.h"
+#include "game_thread.h"
 #include "strategy.h"
 #include "tablanette/v1/arena.grpc.pb.h"
 
 namespace v1 = tablanette::v1;
 using tablanette_bot::Backoff;
-using tablanette_bot::ChooseMove;
-using tablanette_bot::DescribePlay;
+using tablanette_bot::GameThread;
 
 namespace {
 
@@ -243,11 +246,7 @@ struct GameInfo {
   std::vector<std::vector<int>> teams;
   std::vector<std::string> players;
   bool warned_missing_rules = false;
-};
-
-struct PendingTurn {
-  v1::Turn turn;
-  std::set<int> tried;  // indices already sent for this turn
+  std::unique_ptr<GameThread> thread;  // decides this game's turns, with its own strategy
 };
 
 struct Tally {
@@ -257,9 +256,36 @@ struct Tally {
 // Kept across reconnects: games continue on the server while we are away.
 struct Book {
   std::map<std::string, GameInfo> games;
-  std::map<std::string, PendingTurn> pending;  // by game_id
   Tally tally;
 };
+
+using Stream = grpc::ClientReaderWriter<v1::BotMessage, v1::ServerMessage>;
+
+// Where every thread's messages go (game threads, keepalive): the live
+// session's stream, one write at a time, or nowhere between sessions.
+class Outbox {
+ public:
+  void Open(Stream* stream) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stream_ = stream;
+  }
+  // No more writes to this stream (after any in progress); `writes_done`: half-close it too.
+  void Close(bool writes_done) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stream_ != nullptr && writes_done) stream_->WritesDone();
+    stream_ = nullptr;
+  }
+  bool Send(const v1::BotMessage& msg) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stream_ != nullptr && stream_->Write(msg);
+  }
+
+ private:
+  std::mutex mu_;
+  Stream* stream_ = nullptr;
+};
+
+Outbox g_outbox;
 
 const char* StatusName(grpc::StatusCode code) {
   switch (code) {
@@ -428,6 +454,7 @@ class Session {
     }
     WelcomeTimer welcome_timer(&ctx, kWelcomeTimeout);
     stream_ = stub->Connect(&ctx);
+    g_outbox.Open(stream_.get());
 
     v1::BotMessage hello;
     hello.mutable_hello()->set_token(opt_.token);
@@ -474,12 +501,9 @@ class Session {
     }
 
     welcome_timer.Disarm();  // the stream has ended: nothing left to time out
-    if (done) {
-      std::lock_guard<std::mutex> lock(write_mu_);
-      stream_->WritesDone();
-      ctx.TryCancel();
-    }
-    keepalive.Stop();  // no writer may be active during Finish()
+    g_outbox.Close(done);    // no writer may be active during Finish()
+    if (done) ctx.TryCancel();
+    keepalive.Stop();
     const grpc::Status status = stream_->Finish();
     {
       std::lock_guard<std::mutex> lock(g_ctx_mu);
@@ -531,10 +555,7 @@ class Session {
   }
 
  private:
-  bool Send(const v1::BotMessage& msg) {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    return stream_->Write(msg);
-  }
+  static bool Send(const v1::BotMessage& msg) { return g_outbox.Send(msg); }
 
   GameInfo& Info(const std::string& game_id) { return book_.games[game_id]; }
 
@@ -556,6 +577,7 @@ class Session {
     info.teams.clear();
     for (const auto& team : gs.teams()) info.teams.emplace_back(team.seats().begin(), team.seats().end());
     info.players.assign(gs.players().begin(), gs.players().end());
+    ThreadFor(gs.game_id(), &gs);
     if (opt_.verbose) {
       std::string players;
       for (const auto& p : info.players) players += (players.empty() ? "" : ",") + p;
@@ -564,47 +586,35 @@ class Session {
     }
   }
 
-  void SendMove(const v1::Turn& turn, int index) {
-    v1::BotMessage msg;
-    auto* play = msg.mutable_play();
-    play->set_game_id(turn.game_id());
-    play->set_turn_id(turn.turn_id());
-    play->set_index(index);
-    if (!Send(msg)) Log("game ", turn.game_id(), ": could not send the move (stream closing)");
+  // The game's thread, started (with a new strategy) the first time the game is seen.
+  GameThread& ThreadFor(const std::string& game_id, const v1::GameStarted* started) {
+    GameInfo& info = Info(game_id);
+    if (!info.thread) {
+      v1::GameStarted missed;  // GameStarted never seen (a reconnect): only the game_id is known
+      missed.set_game_id(game_id);
+      missed.set_seat(info.seat);
+      info.thread = std::make_unique<GameThread>(
+          game_id, tablanette_bot::NewGameStrategy(started != nullptr ? *started : missed),
+          [](const v1::BotMessage& m) { return g_outbox.Send(m); }, [](const std::string& line) { Log(line); },
+          opt_.verbose);
+    }
+    return *info.thread;
   }
 
   void OnTurn(const v1::Turn& turn) {
-    const v1::Rules& rules = RulesFor(turn.game_id());
-    const int index = ChooseMove(turn, rules);
-    if (index < 0) {
+    if (turn.legal_plays_size() == 0) {
       Log("game ", turn.game_id(), " turn ", turn.turn_id(), ": no legal plays offered; not answering");
       return;
     }
-    PendingTurn& pending = book_.pending[turn.game_id()];
-    pending.turn = turn;
-    pending.tried = {index};
-    if (opt_.verbose)
-      Log("game ", turn.game_id(), " turn ", turn.turn_id(), ": table [",
-          Joined(turn.observation().table()), "] hand [", Joined(turn.observation().hand()),
-          "] -> ", DescribePlay(turn.legal_plays(index)));
-    SendMove(turn, index);
+    if (Info(turn.game_id()).seat < 0) Info(turn.game_id()).seat = turn.observation().seat();
+    const v1::Rules& rules = RulesFor(turn.game_id());
+    ThreadFor(turn.game_id(), nullptr).PostTurn(turn, rules);
   }
 
   void OnPlayRejected(const v1::PlayRejected& rej) {
     Log("game ", rej.game_id(), " turn ", rej.turn_id(), ": play rejected: ", rej.reason());
-    auto it = book_.pending.find(rej.game_id());
-    if (it == book_.pending.end() || it->second.turn.turn_id() != rej.turn_id()) return;
-    PendingTurn& pending = it->second;
-    const v1::Turn& turn = pending.turn;
-    constexpr size_t kMaxTries = 3;
-    if (pending.tried.size() >= kMaxTries) return;
-    if (turn.deadline_unix_ms() > 0 && NowUnixMs() >= turn.deadline_unix_ms()) return;
-    const int index = ChooseMove(turn, RulesFor(rej.game_id()), pending.tried);
-    if (index < 0) return;
-    pending.tried.insert(index);
-    Log("game ", rej.game_id(), " turn ", rej.turn_id(), ": trying ",
-        DescribePlay(turn.legal_plays(index)), " instead");
-    SendMove(turn, index);
+    const auto it = book_.games.find(rej.game_id());
+    if (it != book_.games.end() && it->second.thread) it->second.thread->PostRejected(rej.turn_id());
   }
 
   void OnGameOver(const v1::GameOver& over) {
@@ -636,8 +646,7 @@ class Session {
         tally.won, "W ", tally.lost, "L ", tally.drawn, "D", (tally.other ? " " : ""),
         (tally.other ? std::to_string(tally.other) + " aborted" : std::string()), " in ",
         tally.games, " games");
-    book_.games.erase(over.game_id());
-    book_.pending.erase(over.game_id());
+    book_.games.erase(over.game_id());  // its thread stops (a decision in progress is dropped)
   }
 
   template <typename Cards>
@@ -650,8 +659,7 @@ class Session {
   const Options& opt_;
   const std::string address_;
   Book& book_;
-  std::mutex write_mu_;  // the main thread and the keepalive thread both write
-  std::unique_ptr<grpc::ClientReaderWriter<v1::BotMessage, v1::ServerMessage>> stream_;
+  std::unique_ptr<Stream> stream_;
 };
 
 }  // namespace

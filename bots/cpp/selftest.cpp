@@ -1,15 +1,24 @@
-// Self-test of the strategy on hand-made Turn messages, and of the connection
-// rules (address list, round robin, back-off, what each end-of-stream status
-// leads to, version label). No network.
+// Self-test of the strategy on hand-made Turn messages, of the game threads
+// (each game decided on its own thread with its own strategy; a strategy that
+// throws), and of the connection rules (address list, round robin, back-off,
+// what each end-of-stream status leads to, version label). No network.
 // Run: ./build/tablanette-cpp-bot-selftest   (or: ctest --test-dir build)
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <functional>
 #include <initializer_list>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <set>
+#include <stdexcept>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "connection.h"
+#include "game_thread.h"
 #include "strategy.h"
 
 namespace v1 = tablanette::v1;
@@ -195,6 +204,182 @@ v1::Rules NumericJack() {
   return r;
 }
 
+// What game threads send and log, and a way to wait for it (no timing is
+// assumed: a wait only fails the check after a minute without the message).
+struct Recorder {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> moves;  // "game/turn/index"
+  std::vector<std::string> logs;
+  bool open = true;
+
+  GameThread::Send Sender() {
+    return [this](const v1::BotMessage& m) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!open) return false;
+      moves.push_back(m.play().game_id() + "/" + std::to_string(m.play().turn_id()) + "/" +
+                      std::to_string(m.play().index()));
+      cv.notify_all();
+      return true;
+    };
+  }
+  GameThread::Logger Logger() {
+    return [this](const std::string& line) {
+      std::lock_guard<std::mutex> lock(mu);
+      logs.push_back(line);
+      cv.notify_all();
+    };
+  }
+  bool WaitFor(const std::function<bool()>& done) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::minutes(1), done);
+  }
+  std::vector<std::string> Moves() {
+    std::lock_guard<std::mutex> lock(mu);
+    return moves;
+  }
+  bool Logged(const std::string& text) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& l : logs)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+};
+
+// A gate a strategy can wait at until the test opens it.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+  int waiting = 0;
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mu);
+    ++waiting;
+    cv.notify_all();
+    cv.wait(lock, [this] { return open; });
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+  bool WaitUntilWaiting() {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::minutes(1), [this] { return waiting > 0; });
+  }
+};
+
+// Plays the last legal play; in the slow game, every call waits at the gate first.
+class GatedStrategy : public GameStrategy {
+ public:
+  GatedStrategy(Gate* gate, int* calls) : gate_(gate), calls_(calls) {}
+  int Choose(const v1::Turn& turn, const v1::Rules&, const std::set<int>&, const Clock&) override {
+    ++*calls_;
+    if (gate_ != nullptr) gate_->Wait();
+    return turn.legal_plays_size() - 1;
+  }
+
+ private:
+  Gate* gate_;
+  int* calls_;
+};
+
+v1::Turn GameTurn(const std::string& game, int64_t turn_id) {
+  v1::Turn t = MakeTurn({"5H"}, {"5C", "KD"}, {{"5C", {"5H"}}, {"KD", {}}});
+  t.set_game_id(game);
+  t.set_turn_id(turn_id);
+  t.set_time_left_ms(60000);
+  return t;
+}
+
+void CheckGameThreads() {
+  // 1. A slow game does not hold up another: five fast turns are answered while
+  //    the slow game's first turn is still thinking. Then a second slow turn
+  //    supersedes the first: the late answer is dropped, the new one sent.
+  {
+    Recorder rec;
+    Gate gate;
+    int slow_calls = 0, fast_calls = 0;
+    auto slow = std::make_unique<GameThread>("slow", std::make_unique<GatedStrategy>(&gate, &slow_calls),
+                                             rec.Sender(), rec.Logger());
+    auto fast = std::make_unique<GameThread>("fast", std::make_unique<GatedStrategy>(nullptr, &fast_calls),
+                                             rec.Sender(), rec.Logger());
+    slow->PostTurn(GameTurn("slow", 1), Tablic());
+    Check(gate.WaitUntilWaiting(), "the slow game's strategy is thinking");
+    for (int turn = 1; turn <= 5; ++turn) {
+      fast->PostTurn(GameTurn("fast", turn), Tablic());
+      Check(rec.WaitFor([&] { return rec.moves.size() == static_cast<std::size_t>(turn); }),
+            "fast turn " + std::to_string(turn) + " answered while the slow game thinks");
+    }
+    CheckList(rec.Moves(), {"fast/1/1", "fast/2/1", "fast/3/1", "fast/4/1", "fast/5/1"}, "five fast answers");
+    slow->PostTurn(GameTurn("slow", 2), Tablic());  // its turn 1 timed out on the server
+    gate.Open();
+    Check(rec.WaitFor([&] { return rec.moves.size() == 6; }), "the slow game's turn 2 answered");
+    Check(rec.Moves().back() == "slow/2/1", "turn 2's answer, not turn 1's");
+    Check(rec.Logged("game slow turn 1: decided after the game moved on; answer dropped"), "the late answer logged");
+    CheckEq(slow_calls, 2, "one call per slow turn, never two at once");
+    CheckEq(static_cast<int>(fast->Answered()), 5, "fast answered 5");
+  }
+
+  // 2. A strategy that throws, or answers out of range or twice the same index,
+  //    costs a move: the first untried legal play goes instead, and the game goes on.
+  {
+    class Clumsy : public GameStrategy {
+     public:
+      int Choose(const v1::Turn& turn, const v1::Rules&, const std::set<int>&, const Clock& clock) override {
+        remaining.push_back(clock.RemainingMs());
+        switch (turn.turn_id() % 4) {
+          case 1: throw std::runtime_error("a bug in the bot");
+          case 2: throw 42;
+          case 3: return 99;
+          default: return 1;
+        }
+      }
+      std::vector<int64_t> remaining;
+    };
+    Recorder rec;
+    auto strategy = std::make_unique<Clumsy>();
+    Clumsy* clumsy = strategy.get();
+    GameThread game("g", std::move(strategy), rec.Sender(), rec.Logger());
+    for (int turn = 1; turn <= 4; ++turn) {
+      game.PostTurn(GameTurn("g", turn), Tablic());
+      Check(rec.WaitFor([&] { return rec.moves.size() == static_cast<std::size_t>(turn); }),
+            "turn " + std::to_string(turn) + " answered");
+    }
+    CheckList(rec.Moves(), {"g/1/0", "g/2/0", "g/3/0", "g/4/1"}, "a failed choice plays legal play 0");
+    CheckEq(static_cast<int>(game.ChooseErrors()), 3, "three failures counted");
+    Check(rec.Logged("game g turn 1: strategy failed (a bug in the bot); playing legal play 0"), "the bug logged");
+    Check(rec.Logged("not a std::exception"), "a non-std exception logged");
+    Check(rec.Logged("it chose 99, not an untried index into 2 legal plays"), "an out-of-range index logged");
+    bool clocks_ok = !clumsy->remaining.empty();
+    for (int64_t ms : clumsy->remaining) clocks_ok = clocks_ok && ms > 0 && ms <= 60000;
+    Check(clocks_ok, "Choose gets the turn's time left (0 < ms <= time_left_ms)");
+    // Rejected: the next untried play (turn 4 tried index 1; its fallback is index 0).
+    game.PostRejected(4);
+    Check(rec.WaitFor([&] { return rec.moves.size() == 5; }), "the rejected turn answered again");
+    Check(rec.Moves().back() == "g/4/0", "with the play not tried yet");
+    game.PostRejected(3);  // a stale rejection: ignored
+    game.PostTurn(GameTurn("g", 5), Tablic());
+    Check(rec.WaitFor([&] { return rec.moves.size() == 6; }), "the next turn answered");
+    Check(rec.Moves().back() == "g/5/0", "and nothing for the stale rejection");
+  }
+
+  // 3. A game that ends while its strategy thinks: the reader thread does not wait, and nothing is sent.
+  {
+    Recorder rec;
+    Gate gate;
+    int calls = 0;
+    auto game = std::make_unique<GameThread>("over", std::make_unique<GatedStrategy>(&gate, &calls), rec.Sender(),
+                                             rec.Logger());
+    game->PostTurn(GameTurn("over", 1), Tablic());
+    Check(gate.WaitUntilWaiting(), "thinking");
+    game.reset();  // GameOver: returns at once though the strategy is still thinking
+    gate.Open();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Check(rec.Moves().empty(), "no move sent for a game that is over");
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -311,11 +496,12 @@ int main() {
         "DescribePlay capture");
 
   CheckConnectionRules();
+  CheckGameThreads();
 
   if (g_failures > 0) {
     std::cerr << g_failures << " of " << g_checks << " checks FAILED\n";
     return 1;
   }
-  std::cout << "self-test (strategy and connection rules): all " << g_checks << " checks passed\n";
+  std::cout << "self-test (strategy, game threads and connection rules): all " << g_checks << " checks passed\n";
   return 0;
 }

@@ -1,11 +1,28 @@
 // The bot's policy: pick one of Turn.legal_plays. Pure functions, no network,
 // so the self-test (selftest.cpp) can exercise them on hand-made messages.
 //
+// The contract between the bot and a strategy (bot.cpp keeps it):
+//  - each game gets its own GameStrategy, made by NewGameStrategy() when the
+//    game starts (GameStarted, or the first Turn of a game whose GameStarted
+//    was missed after a reconnect: `game` then holds only the game_id), and
+//    destroyed when the game is over, so per-game state is safe in it;
+//  - each game has its own thread: Choose() may think as long as the turn
+//    allows (clock.RemainingMs()) without delaying any other game, and calls
+//    for one game never overlap (a turn that comes while the previous one is
+//    still being decided waits; the late answer is dropped);
+//  - if Choose() throws or returns an index that is out of range or already
+//    tried, the bot plays the first untried legal play (on a first try that is
+//    legal_plays(0), the engine's own timeout play) and logs why: a bug costs
+//    a move, never the connection.
+//
 // To write your own strategy, change ChooseMove() in strategy.cpp (keep its
-// signature): it gets the Turn (observation + legal plays) and the game's Rules
-// and returns an index into turn.legal_plays().
+// signature), or write a GameStrategy and make NewGameStrategy() in
+// game_strategy.cpp return it.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -13,6 +30,36 @@
 #include "tablanette/v1/game.pb.h"
 
 namespace tablanette_bot {
+
+// The time left for one turn, from Turn.time_left_ms, on this machine's
+// steady clock (a wrong wall clock on either side does not matter). The
+// network's share of the way back is not taken off: keep a margin.
+class Clock {
+ public:
+  using Steady = std::chrono::steady_clock;
+  explicit Clock(int64_t time_left_ms, Steady::time_point received = Steady::now())
+      : deadline_(received + std::chrono::milliseconds(time_left_ms > 0 ? time_left_ms : 0)) {}
+  // Milliseconds left before the turn's deadline (0 once it has passed).
+  int64_t RemainingMs() const {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Steady::now()).count();
+    return left > 0 ? left : 0;
+  }
+
+ private:
+  Steady::time_point deadline_;
+};
+
+// One game's strategy (see the contract above).
+class GameStrategy {
+ public:
+  virtual ~GameStrategy() = default;
+  // An index into turn.legal_plays() not in `exclude` (plays the server rejected).
+  virtual int Choose(const tablanette::v1::Turn& turn, const tablanette::v1::Rules& rules,
+                     const std::set<int>& exclude, const Clock& clock) = 0;
+};
+
+// The strategy of a new game (game_strategy.cpp; the shipped one is greedy).
+std::unique_ptr<GameStrategy> NewGameStrategy(const tablanette::v1::GameStarted& game);
 
 // Rules used when a game's GameStarted.rules never arrived: the `tablic`
 // preset's scoring (TD 3, 2C 2, each Ace 1; sweeping Jack; fixed tabla).

@@ -18,6 +18,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
+const { performance } = require('node:perf_hooks');
 const { parseArgs } = require('node:util');
 
 const grpc = require('@grpc/grpc-js');
@@ -161,6 +162,49 @@ function chooseIndex(legalPlays, rules, table, exclude, observation) {
     }
   });
   return bestCapture >= 0 ? bestCapture : bestTrail;
+}
+
+// ---------------------------------------------------------------------------
+// The bot contract: what the session hands a strategy, and when.
+//
+// - `choose(legalPlays, rules, table, exclude, observation, clock)` returns an
+//   index into legalPlays, or a Promise of one. A slow strategy should think
+//   asynchronously (await a worker_threads Worker, a child process, a Rules
+//   service call, or yield with `await setImmediate()` between chunks of
+//   work): turns of other games are then answered meanwhile. A synchronous
+//   choose holds up the whole event loop, and so every game, while it runs.
+// - `clock.remainingMs()` is the time left for this turn, measured on this
+//   machine's monotonic clock from Turn.time_left_ms (the network's share of
+//   the way back is not taken off: keep a margin).
+// - Per-game state: pass `newGame` instead of `choose`. It is called once per
+//   game, when the game starts (or at its first Turn if GameStarted was
+//   missed, e.g. after a reconnect; `rules` is then null), with
+//   {gameId, rules, seat, teams, players}, and returns that game's `choose`.
+// - Calls for one game never overlap: a game's next turn waits until its
+//   previous choose has settled. Calls for different games do overlap.
+// - If choose throws, rejects or returns something that is not an untried
+//   index, the bot answers the first untried legal play (on a first try that
+//   is legal_plays[0], the engine's own timeout play) and logs why: a bug
+//   costs a move, never the connection.
+
+/** The time left for one turn, from Turn.time_left_ms, on the monotonic clock. */
+class Clock {
+  constructor(timeLeftMs, receivedAt = performance.now()) {
+    this.deadline = receivedAt + Math.max(Number(timeLeftMs) || 0, 0);
+  }
+
+  /** Milliseconds left before this turn's deadline (0 once it has passed). */
+  remainingMs() {
+    return Math.max(0, this.deadline - performance.now());
+  }
+}
+
+/** The time a turn gives: Turn.time_left_ms, else (an older server) what deadline_unix_ms leaves. */
+function turnTimeMs(turn) {
+  const left = Number(turn.time_left_ms) || 0;
+  if (left > 0) return left;
+  const deadline = Number(turn.deadline_unix_ms) || 0;
+  return deadline > 0 ? Math.max(0, deadline - Date.now()) : 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -396,16 +440,17 @@ class ArenaBot {
    *   maxGames, tls, ca, version}; `address: 'host:port[,host:port...]'` may
    *   stand in for `addresses`, and `version` defaults to versionLabel().
    */
-  constructor(opts, { v1, logger = log, choose = chooseIndex, random = Math.random } = {}) {
+  constructor(opts, { v1, logger = log, choose = chooseIndex, newGame = null, random = Math.random } = {}) {
     this.opts = opts;
     this.log = logger;
-    this.choose = choose;
+    // Each game's choose: its own from newGame (per-game state), or the shared one.
+    this.newGame = newGame || (() => choose);
     this.v1 = v1 || loadProtos().v1;
     this.addresses = opts.addresses || parseAddresses(opts.address);
     if (this.addresses.length === 0) throw new Error('no address to connect to');
     this.addressIndex = 0; // the replica the next (or current) connection goes to
     this.version = opts.version || versionLabel();
-    this.games = new Map(); // game_id -> {rules, seat, teams, team, turn, turns, rejects}
+    this.games = new Map(); // game_id -> {choose, rules, seat, teams, team, turn, turns, rejects, queue}
     this.call = null;
     this.generation = 0;
     this.backoff = new Backoff({ random });
@@ -413,7 +458,7 @@ class ArenaBot {
     this.welcomeTimer = null;
     this.keepaliveTimer = null;
     this.stopping = false;
-    this.stats = { games: 0, won: 0, lost: 0, drawn: 0 };
+    this.stats = { games: 0, won: 0, lost: 0, drawn: 0, chooseErrors: 0 };
     this.onFatal = (code, message) => {
       this.log(`fatal: ${message}`);
       this.stop(code);
@@ -550,7 +595,8 @@ class ArenaBot {
     let g = this.games.get(gameId);
     if (!g) {
       this.forgetStaleGames();
-      g = { rules: null, seat: -1, teams: [], team: -1, turn: null, turns: 0, rejects: 0 };
+      g = { choose: null, rules: null, seat: -1, teams: [], team: -1, turn: null, turns: 0, rejects: 0 };
+      g.queue = Promise.resolve(); // this game's answers, one after the other
       this.games.set(gameId, g);
     }
     g.lastSeen = Date.now();
@@ -574,6 +620,21 @@ class ArenaBot {
     g.players = gs.players || [];
     const team = g.teams.findIndex((seats) => seats.includes(gs.seat));
     if (team >= 0) g.team = team;
+    this.strategyFor(gs.game_id, g);
+  }
+
+  /** The game's choose, made by newGame the first time the game is seen. */
+  strategyFor(gameId, g) {
+    if (!g.choose) {
+      const game = { gameId, rules: g.rules, seat: g.seat, teams: g.teams, players: g.players || [] };
+      try {
+        g.choose = this.newGame(game);
+      } catch (err) {
+        this.log(`game ${gameId}: newGame failed (${err.message}); this game plays the first legal play`);
+      }
+      if (typeof g.choose !== 'function') g.choose = () => 0;
+    }
+    return g.choose;
   }
 
   onTurn(turn) {
@@ -591,22 +652,42 @@ class ArenaBot {
       table: obs.table || [],
       observation: obs,
       deadline: Number(turn.deadline_unix_ms) || 0,
+      clock: new Clock(turnTimeMs(turn)),
       tried: new Set(),
     };
     g.turns += 1;
     this.answer(turn.game_id, g);
   }
 
+  /**
+   * Answers the game's current turn once its previous answer has settled;
+   * returns the promise of this answer (the tests wait on it).
+   */
   answer(gameId, g) {
     const t = g.turn;
+    g.queue = g.queue.then(() => this.think(gameId, g, t));
+    return g.queue;
+  }
+
+  async think(gameId, g, t) {
+    if (g.turn !== t || this.games.get(gameId) !== g) return; // a newer turn, or the game is over
+    const choose = this.strategyFor(gameId, g);
     let index;
     try {
-      index = this.choose(t.legal_plays, g.rules, t.table, t.tried, t.observation);
+      index = await choose(t.legal_plays, g.rules, t.table, t.tried, t.observation, t.clock);
+      if (!Number.isInteger(index) || index < 0 || index >= t.legal_plays.length || t.tried.has(index)) {
+        throw new Error(`it chose ${JSON.stringify(index)}, not an untried index into ${t.legal_plays.length} legal plays`);
+      }
     } catch (err) {
-      this.log(`game ${gameId}: strategy failed (${err.message}); playing the first untried legal play`);
+      this.stats.chooseErrors += 1;
       index = t.legal_plays.findIndex((_, i) => !t.tried.has(i));
+      this.log(`game ${gameId} turn ${t.turn_id}: strategy failed (${err && err.message}); playing legal play ${index}`);
     }
-    if (index < 0 || index >= t.legal_plays.length) {
+    if (g.turn !== t || this.games.get(gameId) !== g) {
+      this.log(`game ${gameId} turn ${t.turn_id}: decided after the game moved on; answer dropped`);
+      return;
+    }
+    if (index < 0) {
       this.log(`game ${gameId} turn ${t.turn_id}: no legal play left to send`);
       return;
     }
@@ -744,6 +825,7 @@ function main() {
 
 module.exports = {
   ArenaBot,
+  Clock,
   BACKOFF_JITTER,
   BACKOFF_MAX_MS,
   BACKOFF_START_MS,
@@ -762,6 +844,7 @@ module.exports = {
   reconnectDecision,
   retryAfterMs,
   trailKey,
+  turnTimeMs,
   versionLabel,
 };
 

@@ -25,6 +25,7 @@ const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const {
   ArenaBot,
+  Clock,
   BACKOFF_JITTER,
   BACKOFF_MAX_MS,
   BACKOFF_START_MS,
@@ -41,15 +42,20 @@ const {
   parseOptions,
   reconnectDecision,
   retryAfterMs,
+  turnTimeMs,
   versionLabel,
 } = require('./bot.js');
 const PACKAGE = require('./package.json');
 
-let passed = 0;
+// Checks run one after the other, in order (an async one is awaited before the next starts).
+const checks = [];
 function check(name, fn) {
-  fn();
-  passed += 1;
-  process.stdout.write(`ok   ${name}\n`);
+  checks.push([name, fn]);
+}
+
+/** Waits until every answer the bot has queued has been sent (or dropped). */
+async function settled(bot) {
+  for (let i = 0; i < 3; i++) await Promise.all([...bot.games.values()].map((g) => g.queue));
 }
 
 const { definition, v1 } = loadProtos();
@@ -265,7 +271,7 @@ check('draining: UNAVAILABLE "server is shutting down" only', () => {
   assert.equal(isDraining({ code: grpc.status.ABORTED, details: 'shutting down' }), false);
 });
 
-check('session: answers turns of several games independently, echoes turn_id, retries on rejection', () => {
+check('session: answers turns of several games independently, echoes turn_id, retries on rejection', async () => {
   const logs = [];
   const bot = new ArenaBot(
     { address: '127.0.0.1:1', token: 't', name: 'node-greedy', maxGames: 4, tls: false },
@@ -283,6 +289,7 @@ check('session: answers turns of several games independently, echoes turn_id, re
     feed({ turn: { game_id: 'B', turn_id: '7', observation: { seat: 0, table: [] }, legal_plays: legal, deadline_unix_ms: String(Date.now() + 5000) } });
     // A turn for a game whose GameStarted we missed.
     feed({ turn: { game_id: 'C', turn_id: '1', observation: { seat: 0, table: [] }, legal_plays: legal, deadline_unix_ms: String(Date.now() + 5000) } });
+    await settled(bot);
     assert.deepEqual(
       written.map((m) => [m.kind, m.play.game_id, m.play.turn_id, m.play.index]),
       [['play', 'A', '18446744073709', 0], ['play', 'B', '7', 1], ['play', 'C', '1', 0]],
@@ -290,10 +297,12 @@ check('session: answers turns of several games independently, echoes turn_id, re
     assert.ok(logs.some((l) => l.includes('game C: turn without GameStarted')));
     // Rejected: answer the same turn again with the next best untried play.
     feed({ play_rejected: { game_id: 'A', turn_id: '18446744073709', reason: 'test' } });
+    await settled(bot);
     assert.deepEqual([written[3].play.game_id, written[3].play.turn_id, written[3].play.index], ['A', '18446744073709', 1]);
     // Nothing untried left: no further answer. A stale turn_id: ignored.
     feed({ play_rejected: { game_id: 'A', turn_id: '18446744073709', reason: 'test' } });
     feed({ play_rejected: { game_id: 'B', turn_id: '6', reason: 'stale' } });
+    await settled(bot);
     assert.equal(written.length, 4);
     // Game over: one log line, state dropped.
     feed({ game_over: { game_id: 'A', seat: 1, record_id: 'r1', result: { winner: 1, reason: 'target', forfeit_seat: -1, score: [40, 102] } } });
@@ -309,6 +318,131 @@ check('session: answers turns of several games independently, echoes turn_id, re
   } finally {
     clearInterval(bot.keepaliveTimer);
     bot.client.close();
+  }
+});
+
+/** A bot whose stream is a recorder; `feed` hands it a decoded server message. */
+function recordingBot(extra = {}) {
+  const logs = [];
+  const bot = new ArenaBot(
+    { address: '127.0.0.1:1', token: 't', name: 'node-greedy', maxGames: 4, tls: false },
+    { v1, logger: (m) => logs.push(m), ...extra },
+  );
+  const written = [];
+  bot.call = { destroyed: false, writableEnded: false, write: (m) => written.push(toServer(m)) };
+  const feed = (m) => bot.onMessage(fromServer(m));
+  const start = (id, seat, rules = TABLIC) =>
+    feed({ game_started: { game_id: id, seat, players: ['x', 'y'], rules, teams: [{ seats: [0] }, { seats: [1] }] } });
+  const ask = (id, turnId, legal = [{ card: 'AH' }, { card: '5S' }], timeLeftMs = 5000) =>
+    feed({ turn: { game_id: id, turn_id: String(turnId), observation: { seat: 0, table: [] }, legal_plays: legal,
+      deadline_unix_ms: String(Date.now() + timeLeftMs), time_left_ms: timeLeftMs } });
+  const plays = () => written.filter((m) => m.kind === 'play').map((m) => [m.play.game_id, m.play.turn_id, m.play.index]);
+  return { bot, logs, feed, start, ask, plays, close: () => bot.client.close() };
+}
+
+check('contract: newGame makes one strategy per game, with its rules and seat; choose gets the turn\'s clock', async () => {
+  const made = [];
+  const s = recordingBot({
+    newGame: (game) => {
+      const mine = { game, turns: 0, clocks: [] };
+      made.push(mine);
+      return (legal, rules, table, exclude, observation, clock) => {
+        mine.turns += 1;
+        mine.clocks.push(clock.remainingMs());
+        return legal.length - 1;
+      };
+    },
+  });
+  try {
+    s.start('A', 1);
+    s.start('B', 0, PAGAT);
+    s.ask('A', 1, undefined, 800);
+    s.ask('B', 1);
+    await settled(s.bot);
+    s.ask('A', 2);
+    s.ask('C', 1); // never saw it start: made at its first turn, without rules
+    await settled(s.bot);
+    assert.deepEqual(made.map((m) => [m.game.gameId, m.game.seat, m.game.rules && m.game.rules.preset, m.turns]),
+      [['A', 1, 'tablic', 2], ['B', 0, 'tablic-pagat', 1], ['C', 0, null, 1]]);
+    assert.deepEqual(s.plays(), [['A', '1', 1], ['B', '1', 1], ['A', '2', 1], ['C', '1', 1]]);
+    const first = made[0].clocks[0];
+    assert.ok(first > 0 && first <= 800, `remainingMs ${first} within the turn's 800 ms`);
+    const clock = new Clock(1000, 0);
+    assert.equal(clock.deadline, 1000);
+    assert.equal(turnTimeMs({ time_left_ms: 250, deadline_unix_ms: String(Date.now() + 9000) }), 250);
+    const fromDeadline = turnTimeMs({ time_left_ms: 0, deadline_unix_ms: String(Date.now() + 9000) });
+    assert.ok(fromDeadline > 8000 && fromDeadline <= 9000, `${fromDeadline}`);
+  } finally {
+    s.close();
+  }
+});
+
+check('contract: a slow game does not hold up another; one game\'s calls never overlap', async () => {
+  let release;
+  const slowThinking = new Promise((resolve) => {
+    release = resolve;
+  });
+  const calls = [];
+  const s = recordingBot({
+    newGame: (game) => async (legal) => {
+      calls.push(`${game.gameId}:start`);
+      if (game.gameId === 'slow') await slowThinking; // thinking asynchronously, for as long as it takes
+      calls.push(`${game.gameId}:end`);
+      return legal.length - 1;
+    },
+  });
+  try {
+    s.start('slow', 0);
+    s.start('fast', 1);
+    s.ask('slow', 1);
+    for (let turn = 1; turn <= 5; turn++) {
+      s.ask('fast', turn);
+      await settled(s.bot.games.has('slow') ? { games: new Map([['fast', s.bot.games.get('fast')]]) } : s.bot);
+    }
+    // Five fast answers while the slow game's first turn is still thinking.
+    assert.deepEqual(s.plays(), [1, 2, 3, 4, 5].map((t) => ['fast', String(t), 1]));
+    s.ask('slow', 2); // the engine moved on (turn 1 timed out): turn 2 waits for turn 1's choose to settle
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(calls.filter((c) => c === 'slow:start').length, 1, 'no second call while the first is pending');
+    release();
+    await settled(s.bot);
+    // Turn 1's late answer is dropped (its turn is gone); turn 2 is answered.
+    assert.deepEqual(s.plays().filter(([g]) => g === 'slow'), [['slow', '2', 1]]);
+    assert.ok(s.logs.some((l) => /game slow turn 1: decided after the game moved on; answer dropped/.test(l)));
+    assert.deepEqual(calls.filter((c) => c.startsWith('slow')), ['slow:start', 'slow:end', 'slow:start', 'slow:end']);
+  } finally {
+    s.close();
+  }
+});
+
+check('contract: a choose that throws, rejects or answers nonsense costs a move, not the connection', async () => {
+  const behaviours = [
+    () => { throw new Error('a bug'); },
+    () => Promise.reject(new Error('an async bug')),
+    () => 7,
+    () => 'one',
+    () => undefined,
+  ];
+  let n = 0;
+  const s = recordingBot({ choose: (...args) => behaviours[n++ % behaviours.length](...args) });
+  try {
+    s.start('G', 0);
+    for (let turn = 1; turn <= behaviours.length; turn++) {
+      s.ask('G', turn);
+      await settled(s.bot);
+    }
+    // Each answered with legal_plays[0], the engine's own timeout play; the stream is untouched.
+    assert.deepEqual(s.plays(), [1, 2, 3, 4, 5].map((t) => ['G', String(t), 0]));
+    assert.equal(s.bot.stats.chooseErrors, 5);
+    assert.ok(s.logs.some((l) => /strategy failed \(a bug\); playing legal play 0/.test(l)));
+    assert.ok(s.logs.some((l) => /strategy failed \(it chose 7, not an untried index into 2 legal plays\)/.test(l)));
+    assert.ok(s.bot.call && !s.bot.stopping);
+    // After a rejection the fallback is the first play not tried yet.
+    s.feed({ play_rejected: { game_id: 'G', turn_id: '5', reason: 'test' } });
+    await settled(s.bot);
+    assert.deepEqual(s.plays().at(-1), ['G', '5', 1]);
+  } finally {
+    s.close();
   }
 });
 
@@ -488,4 +622,13 @@ check('session: ABORTED, ALREADY_EXISTS and RESOURCE_EXHAUSTED reconnect (and wa
   }
 });
 
-process.stdout.write(`\nselftest: ${passed} checks passed\n`);
+(async () => {
+  for (const [name, fn] of checks) {
+    await fn();
+    process.stdout.write(`ok   ${name}\n`);
+  }
+  process.stdout.write(`\nselftest: ${checks.length} checks passed\n`);
+})().catch((err) => {
+  process.stderr.write(`${err.stack || err}\n`);
+  process.exit(1);
+});

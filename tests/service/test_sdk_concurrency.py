@@ -1,15 +1,21 @@
-"""The Python SDK's bot contract, through a real engine service and real match runners:
-each game its own bot, turns of different games answered concurrently, the turn's
-time reaching ``choose``, and a ``choose`` that raises costing a move, not the connection.
+"""The SDKs' bot contract, through a real engine service and real match runners.
+
+Python: each game its own bot, turns of different games answered concurrently, the
+turn's time reaching ``choose``, and a ``choose`` that raises costing a move, not the
+connection. Node.js and C++: the same two games at once, one thinking slowly (their
+self-tests check the rest of the contract offline).
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import threading
+from pathlib import Path
 from typing import Any, ClassVar
 
-from arena_harness import REDIS_URL, Arena
+import pytest
+from arena_harness import REDIS_URL, ROOT, Arena
 
 from bots import Bot
 from bots.sdk import BotClient, Clock
@@ -123,3 +129,52 @@ def test_a_choose_that_raises_costs_a_move_not_the_connection(arena: Arena) -> N
         clumsy.stop()
     _clean(outcome)  # no timeout, no illegal play, no forfeit: the SDK answered for the bot
     assert clumsy.choose_errors > 0
+
+
+JUGGLERS = {
+    "node": lambda: [shutil.which("node") or "node", str(ROOT / "tests/service/bots/juggler.js")],
+    "cpp": lambda: [str(ROOT / "bots/cpp/build/tablanette-cpp-juggler")],
+}
+
+
+@pytest.mark.parametrize("lang", list(JUGGLERS))
+def test_node_and_cpp_bots_answer_one_game_while_another_thinks(arena: Arena, lang: str, tmp_path: Path) -> None:
+    """The same two games as above, the juggler written with the Node.js or the C++ SDK.
+
+    Its slow game's first turn thinks until a file appears; the test creates the
+    file only once the other game is over. With turns answered one at a time, the
+    fast game would stall behind it and time out (each of its moves has 5 s).
+    """
+    argv = JUGGLERS[lang]()
+    if not Path(argv[-1]).exists() or (lang == "node" and not (ROOT / "bots/node/node_modules").exists()):
+        pytest.fail("build the example bots first: bash scripts/setup_test_deps.sh")
+    release = tmp_path / "release"
+    _, port = arena.start_engine()
+    name = f"{lang}-juggler"
+    juggler = arena.spawn(
+        name,
+        [*argv, "--address", f"127.0.0.1:{port}", "--name", name, "--max-games", "2"],
+        {"TABLANETTE_TOKEN": arena.add_bot(name), "TABLANETTE_JUGGLER_RELEASE": str(release)},
+    )
+    for opponent in ("opp-a", "opp-b"):
+        arena.start_python_bot("random", opponent, arena.add_bot(opponent), port)
+    arena.wait_connected(name, "opp-a", "opp-b")
+    slow_rules = Rules.preset("tablic", target=SLOW_TARGET, move_time_ms=MOVE_MS)
+    fast_rules = Rules.preset("tablic", target=31, move_time_ms=FAST_MOVE_MS)
+
+    async def both() -> tuple[MatchOutcome, MatchOutcome]:
+        slow = asyncio.create_task(
+            run_match(REDIS_URL, arena.prefix, slow_rules, "slow", [name, "opp-a"], f"sdk/{lang}/slow")
+        )
+        await asyncio.to_thread(juggler.wait_for, "slow game thinking", "the slow game's first turn", 30)
+        fast = await run_match(REDIS_URL, arena.prefix, fast_rules, "fast", ["opp-b", name], f"sdk/{lang}/fast")
+        assert "slow game released" not in juggler.text(), "the fast game finished only after the slow turn"
+        release.touch()
+        return await slow, fast
+
+    try:
+        slow, fast = asyncio.run(both())
+    finally:
+        release.touch()
+    _clean(fast)  # every move answered while the other game's turn was still thinking
+    _clean(slow)
