@@ -1,17 +1,23 @@
 """Round trip of one move through the engine service, beside raw gRPC ping-pong.
 
-Both are measured in the same run on this machine:
+All measured in the same run on this machine, over whole matches between two
+Python SDK bots (``random``) connected to one engine service replica, so each is
+the real per-move cost, observation and legal plays included:
 
-- **move**: a match runner asks a connected bot for a play: ``Dispatch.RequestPlay``
-  to the engine service, which forwards the turn on the bot's stream, receives the
-  answer, checks it and replies; the runner then applies it with the rules engine.
-  Measured over whole matches between two Python SDK bots (``random``), so it is
-  the real per-move cost, observation and legal plays included.
+- **move, played on the replica**: the runner asks the replica holding both bots
+  to play the match (``Dispatch.PlayMatch``); per move the replica builds the
+  turn, sends it on the bot's stream, checks and applies the answer, and sends
+  the runner the events in batches, which the runner applies to its own copy.
+  This is what a league does when a match's bots share a replica.
+- **move, turn by turn**: the runner asks for each move with ``Dispatch.RequestPlay``
+  (two hops a move: runner to replica, replica to bot), as it does when the bots
+  are on different replicas or after a handoff.
 - **ping-pong**: a raw bidirectional gRPC stream (no protobuf, no logic) echoing a
   message of similar size between two processes.
 
-Run: ``python bench/gateway.py [--quick] [--json]`` (needs Redis at
-TABLANETTE_REDIS_URL or 127.0.0.1:6379; uses its own key prefix).
+The three alternate in blocks, so machine load hits all alike; the medians of
+the blocks are kept. Run: ``python bench/gateway.py [--quick] [--json]`` (needs
+Redis at TABLANETTE_REDIS_URL or 127.0.0.1:6379; uses its own key prefix).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import argparse
 import asyncio
 import json
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -35,17 +42,20 @@ from engine_service.rules import Rules  # noqa: E402
 from worker.match_runner import MatchRunner  # noqa: E402
 
 
-async def bench_moves(arena: Arena, port: int, matches: int) -> tuple[float, int]:
+async def bench_moves(arena: Arena, port: int, matches: int, replica_matches: bool = True) -> tuple[float, int]:
+    """Seconds and moves for ``matches`` one-deal matches between bench-a and bench-b."""
     from redis.asyncio import Redis
 
     redis = Redis.from_url(REDIS_URL)
-    runner = MatchRunner(redis, arena.prefix)
+    runner = MatchRunner(redis, arena.prefix, replica_matches=replica_matches)
     moves = 0
+    tag = "replica" if replica_matches else "turns"
     try:
-        await runner.play(Rules.preset("tablic", deals=1), "warm-up", ["bench-a", "bench-b"], "bench/warm")
+        await runner.play(Rules.preset("tablic", deals=1), "warm-up", ["bench-a", "bench-b"], f"bench/{tag}/warm")
         start = time.perf_counter()
         for i in range(matches):
-            out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", ["bench-a", "bench-b"], f"bench/{i}")
+            game_id = f"bench/{tag}/{time.monotonic_ns()}/{i}"
+            out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", ["bench-a", "bench-b"], game_id)
             moves += out.moves
         elapsed = time.perf_counter() - start
     finally:
@@ -87,41 +97,56 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="a short run (CI smoke)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    matches = 3 if args.quick else 20
-    pings = 500 if args.quick else 5000
+    blocks, matches, pings = (2, 2, 300) if args.quick else (6, 4, 1000)
 
     arena = temp_arena("gateway")
+    replica, turns, ping = [], [], []
+    moves = 0
     try:
         _, port = arena.start_engine()
         for name in ("bench-a", "bench-b"):
             arena.start_python_bot("random", name, arena.add_bot(name), port)
         arena.wait_connected("bench-a", "bench-b")
-        move_s, moves = asyncio.run(bench_moves(arena, port, matches))
-
-        ping_s = asyncio.run(bench_pingpong(start_pingpong(arena), pings, 600))
+        echo = start_pingpong(arena)
+        for _ in range(blocks):
+            seconds, n = asyncio.run(bench_moves(arena, port, matches, replica_matches=True))
+            replica.append(seconds / n)
+            moves += n
+            seconds, n = asyncio.run(bench_moves(arena, port, matches, replica_matches=False))
+            turns.append(seconds / n)
+            moves += n
+            ping.append(asyncio.run(bench_pingpong(echo, pings, 600)) / pings)
     finally:
         arena.close()
 
-    move_us = move_s / moves * 1e6
-    ping_us = ping_s / pings * 1e6
+    replica_us, turns_us, ping_us = (statistics.median(x) * 1e6 for x in (replica, turns, ping))
     figures = {
         "moves": moves,
-        "move_round_trip_us": round(move_us, 1),
-        "moves_per_second": round(moves / move_s, 1),
-        "pingpongs": pings,
+        "move_round_trip_us": round(replica_us, 1),
+        "moves_per_second": round(1e6 / replica_us, 1),
+        "turn_by_turn_move_us": round(turns_us, 1),
+        "pingpongs": pings * blocks,
         "pingpong_round_trip_us": round(ping_us, 1),
-        "ratio": round(move_us / ping_us, 2),
+        "ratio": round(replica_us / ping_us, 2),
+        "turn_by_turn_ratio": round(turns_us / ping_us, 2),
     }
     if args.json:
         print(json.dumps(figures))
         return
-    print("one move through the engine service vs raw gRPC ping-pong (same run, loopback)")
-    print(f"  raw bidi ping-pong      {ping_us:9.1f} µs/round trip   ({pings} round trips, 600-byte messages)")
+    print(f"one move through the engine service vs raw gRPC ping-pong (same run, loopback; medians of {blocks} blocks)")
     print(
-        f"  move via engine service {move_us:9.1f} µs/move         ({moves} moves in {matches} matches, "
-        f"{moves / move_s:,.0f} moves/s)"
+        f"  raw bidi ping-pong           {ping_us:8.1f} µs/round trip   "
+        f"({pings * blocks} round trips, 600-byte messages)"
     )
-    print(f"  ratio                   {move_us / ping_us:9.2f} × ping-pong")
+    print(
+        f"  move, played on the replica  {replica_us:8.1f} µs/move         ({figures['ratio']:.2f} × ping-pong, "
+        f"{1e6 / replica_us:,.0f} moves/s)"
+    )
+    print(
+        f"  move, turn by turn           {turns_us:8.1f} µs/move         "
+        f"({figures['turn_by_turn_ratio']:.2f} × ping-pong)"
+    )
+    print(f"  ({moves} moves in {2 * blocks * (matches + 1)} one-deal matches between two Python SDK bots)")
 
 
 if __name__ == "__main__":

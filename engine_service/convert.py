@@ -1,7 +1,16 @@
-"""Translation between protobuf messages and rules-engine values (no logic)."""
+"""Translation between protobuf messages and rules-engine values (no logic).
+
+The hot path (a Turn for every move, read again by the bot) builds the same
+small pieces again and again: the names of a card mask, a play of the deal so
+far, and back. Those are memoized (:func:`_names`, :func:`_record`,
+:func:`_mask`, :func:`_record_from`, :func:`_play_from`); protobuf copies a message into the field
+it is put in, so a shared one is never changed, and the rules-engine values
+are immutable. A bad card name raises as before (a failed call is not cached).
+"""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from engine_service.rules import (
@@ -51,18 +60,32 @@ def rules_from_spec(spec: pb.RulesSpec) -> Rules:
     return base.with_overrides(dict(spec.overrides)) if spec.overrides else base
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _names(mask: int) -> tuple[str, ...]:
+    return tuple(card_names(mask))
+
+
 def play_to_pb(play: Play) -> pb.Play:
-    return pb.Play(card=str(play.card), captured=card_names(play.mask))
+    return pb.Play(card=str(play.card), captured=_names(play.mask))
 
 
 def play_from_pb(msg: pb.Play) -> Play:
-    return Play.of(msg.card, list(msg.captured))
+    return _play_from(msg.card, tuple(msg.captured))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _play_from(card: str, captured: tuple[str, ...]) -> Play:
+    return Play.of(card, list(captured))
 
 
 def record_to_pb(p: PlayRecord) -> pb.PlayRecord:
-    return pb.PlayRecord(
-        seat=p.seat, card=card_names(1 << p.card)[0], captured=card_names(p.mask), bonus=p.bonus, auto=p.auto
-    )
+    return pb.PlayRecord(seat=p.seat, card=_names(1 << p.card)[0], captured=_names(p.mask), bonus=p.bonus, auto=p.auto)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _record(p: PlayRecord) -> pb.PlayRecord:
+    """A shared, never-changed message of one play of a deal."""
+    return record_to_pb(p)
 
 
 def observation_to_pb(obs: Observation) -> pb.Observation:
@@ -74,23 +97,30 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
         dealer=obs.dealer,
         round=obs.round,
         rounds_left=obs.rounds_left,
-        hand=card_names(obs.hand),
-        table=card_names(obs.table),
-        piles=[pb.CardList(cards=card_names(p)) for p in obs.piles],
-        hand_counts=list(obs.hand_counts),
-        plays=[record_to_pb(p) for p in obs.plays],
-        deal_bonus=list(obs.deal_bonus),
-        scores=list(obs.scores),
-        unseen=card_names(obs.unseen),
+        hand=_names(obs.hand),
+        table=_names(obs.table),
+        piles=[pb.CardList(cards=_names(p)) for p in obs.piles],
+        hand_counts=obs.hand_counts,
+        plays=[_record(p) for p in obs.plays],
+        deal_bonus=obs.deal_bonus,
+        scores=obs.scores,
+        unseen=_names(obs.unseen),
         stock_count=obs.stock_count,
     )
 
 
-def observation_from_pb(msg: pb.Observation, rules: Rules, legal: list[pb.Play]) -> Observation:
-    def mask(cards: Any) -> int:
-        return mask_of(parse_cards(list(cards)))
+@functools.lru_cache(maxsize=1 << 16)
+def _mask(names: tuple[str, ...]) -> int:
+    return mask_of(parse_cards(names))
 
-    plays = tuple(PlayRecord(p.seat, parse_cards([p.card])[0], mask(p.captured), p.bonus, p.auto) for p in msg.plays)
+
+@functools.lru_cache(maxsize=1 << 14)
+def _record_from(seat: int, card: str, captured: tuple[str, ...], bonus: int, auto: bool) -> PlayRecord:
+    return PlayRecord(seat, parse_cards([card])[0], _mask(captured), bonus, auto)
+
+
+def observation_from_pb(msg: pb.Observation, rules: Rules, legal: list[pb.Play]) -> Observation:
+    plays = tuple(_record_from(p.seat, p.card, tuple(p.captured), p.bonus, p.auto) for p in msg.plays)
     return Observation(
         rules=rules,
         seat=msg.seat,
@@ -99,9 +129,9 @@ def observation_from_pb(msg: pb.Observation, rules: Rules, legal: list[pb.Play])
         dealer=msg.dealer,
         round=msg.round,
         rounds_left=msg.rounds_left,
-        hand=mask(msg.hand),
-        table=mask(msg.table),
-        piles=tuple(mask(p.cards) for p in msg.piles),
+        hand=_mask(tuple(msg.hand)),
+        table=_mask(tuple(msg.table)),
+        piles=tuple(_mask(tuple(p.cards)) for p in msg.piles),
         hand_counts=tuple(msg.hand_counts),
         plays=plays,
         deal_bonus=tuple(msg.deal_bonus),

@@ -7,10 +7,12 @@ in Redis on first use, :func:`store.sessions.internal_secret`) in the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import grpc
 
+from engine_service.local_match import play_match
 from tablanette.v1 import dispatch_pb2, dispatch_pb2_grpc
 
 if TYPE_CHECKING:  # match runners import INTERNAL_METADATA without the gateway
@@ -46,3 +48,13 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
     ) -> dispatch_pb2.SessionLiveResponse:
         await self._check(context)
         return dispatch_pb2.SessionLiveResponse(live=self.gateway.session_live(request.bot_name, request.session_id))
+
+    async def PlayMatch(
+        self, request: dispatch_pb2.PlayMatchRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[dispatch_pb2.MatchEvents]:
+        await self._check(context)
+        try:
+            async for batch in play_match(self.gateway, request):
+                yield batch
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

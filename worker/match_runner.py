@@ -1,12 +1,18 @@
 """Play one match between connected bots through the engine service.
 
-The game loop lives here, with the pure rules engine: for each turn the runner
-finds the replica holding the bot (session registry in Redis), asks it for a
-play through ``Dispatch.RequestPlay``, re-checks the answer with the engine and
-applies it. A timeout follows ``timeout_action`` (trail the lowest card, or
-forfeit); a bot still gone after the grace period forfeits, unless the arena
-was at fault (see :meth:`MatchRunner._ask`). The result is the game record
-plus per-seat conduct counts (timeouts, illegal answers).
+The runner holds the match, with the pure rules engine, and is the authority on
+its result. When the session registry (Redis) puts every bot of the match on one
+replica, that replica plays it (``Dispatch.PlayMatch``, see
+:mod:`engine_service.local_match`): one hop per move instead of two, while the
+runner applies each turn's event to its own copy. Otherwise, and from any turn
+the replica hands back (a bot that left it, a replica that died), the runner
+plays turn by turn: it finds the replica holding the bot, asks it for a play
+through ``Dispatch.RequestPlay``, re-checks the answer with the engine and
+applies it. Both ways apply a turn alike (:mod:`engine_service.turns`): a timeout
+follows ``timeout_action`` (trail the lowest card, or forfeit); a bot still gone
+after the grace period forfeits, unless the arena was at fault (see
+:meth:`MatchRunner._ask`). The result is the game record plus per-seat conduct
+counts (timeouts, illegal answers).
 """
 
 from __future__ import annotations
@@ -23,30 +29,20 @@ from redis.asyncio import Redis
 
 from engine_service import convert
 from engine_service.dispatch import INTERNAL_METADATA
-from engine_service.rules import GameRecord, IllegalPlayError, Match, Rules, match_record
+from engine_service.rules import GameRecord, Match, Rules, match_record
+from engine_service.turns import Outcome, SeatConduct, apply_response, game_started, turn_message
 from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
 
-Outcome = dpb.PlayResponse
+__all__ = ["BotUnavailable", "MatchOutcome", "MatchRunner", "ReplicaUnreachable", "SeatConduct", "run_match"]
 ARENA_PATIENCE = 3
 """After an arena fault, how many grace periods in all a turn may wait for its bot before the match is abandoned."""
 CHANNEL_OPTIONS = [("grpc.initial_reconnect_backoff_ms", 250), ("grpc.max_reconnect_backoff_ms", 2000)]
 """A restarted replica is reached again within about 2 s (gRPC's own default backs off to 2 minutes)."""
 SLOW_LOOKUP_S = 1.0
 """A registry lookup slower than this was held up by Redis: the arena's time, not the bot's."""
-
-
-@dataclass
-class SeatConduct:
-    """What the runner saw of one seat's behaviour."""
-
-    moves: int = 0
-    timeouts: int = 0
-    illegal: int = 0
-    auto: int = 0
-    forfeit: bool = False
 
 
 @dataclass
@@ -73,8 +69,17 @@ class ReplicaUnreachable(RuntimeError):
 class MatchRunner:
     """Runs matches; holds one channel per replica and the registry connection."""
 
-    def __init__(self, redis: Redis, prefix: str, grace_ms: int = 10_000, tls_ca: bytes | None = None) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        prefix: str,
+        grace_ms: int = 10_000,
+        tls_ca: bytes | None = None,
+        replica_matches: bool = True,
+    ) -> None:
+        """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn)."""
         self.redis = redis
+        self.replica_matches = replica_matches
         self.registry = SessionRegistry(redis, prefix, ttl_ms=15_000)
         self.prefix = prefix
         self.grace_ms = grace_ms
@@ -112,6 +117,7 @@ class MatchRunner:
             if entry is None:
                 raise BotUnavailable(f"bot {bot!r} is not connected to any engine service replica")
             out.append(entry.label)
+            self._replicas[bot] = entry.replica
         return out
 
     async def play(self, rules: Rules, seed: str, bots: Sequence[str], game_id: str) -> MatchOutcome:
@@ -122,25 +128,59 @@ class MatchRunner:
         started = time.monotonic()
         match = Match(rules, seed)
         conduct = [SeatConduct() for _ in bots]
-        game = apb.GameStarted(
-            game_id=game_id,
-            players=labels,
-            rules=convert.rules_to_pb(rules),
-            teams=[apb.Team(seats=list(t)) for t in rules.teams],
-        )
-        turn_id = 0
+        game = game_started(rules, labels, game_id)
+        turn_id, fault, on_replica = 0, None, 0
+        if self.replica_matches:
+            turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct)
+            on_replica = turn_id
         while not match.is_over:
             seat = match.turn
             turn_id += 1
             game.seat = seat
-            resp = await self._ask(bots[seat], game, match, seat, turn_id)
-            await self._apply(match, seat, resp, conduct[seat])
+            resp = await self._ask(bots[seat], game, match, seat, turn_id, fault)
+            fault = None
+            self._apply(match, seat, resp, conduct[seat])
         record = match_record(match, labels, game_id)
         await self._announce_end(match, bots, game_id)
         moves = sum(len(d.plays) for d in match.deals)
-        return MatchOutcome(record, conduct, time.monotonic() - started, moves)
+        return MatchOutcome(record, conduct, time.monotonic() - started, moves, {"turns_on_replica": on_replica})
 
-    async def _ask(self, bot: str, game: apb.GameStarted, match: Match, seat: int, turn_id: int) -> dpb.PlayResponse:
+    async def _play_on_replica(
+        self, game: apb.GameStarted, seed: str, match: Match, bots: Sequence[str], conduct: list[SeatConduct]
+    ) -> tuple[int, str | None]:
+        """Let the replica holding every bot play the match, applying its events here.
+
+        Returns the last turn applied and, if the replica failed mid-match, why
+        (the arena's fault: the next turn asked must not cost its bot anything).
+        Nothing is played there when the bots are on different replicas.
+        """
+        replicas = {self._replicas.get(bot) for bot in bots}
+        replica = replicas.pop() if len(replicas) == 1 else None
+        if replica is None:
+            return 0, None
+        request = dpb.PlayMatchRequest(game=game, seed=seed, bots=list(bots))
+        call = self._stub(replica).PlayMatch(request, metadata=await self._metadata())
+        applied = 0
+        try:
+            async for batch in call:
+                for event in batch.events:
+                    if event.handoff or event.turn_id != applied + 1 or event.seat != match.turn:
+                        return applied, None  # handed back (a turn out of order never comes: the same engine)
+                    self._apply(match, event.seat, event.response, conduct[event.seat])
+                    applied = event.turn_id
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:  # a replica of an older version: turn by turn
+                return applied, None
+            if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                raise
+            return applied, f"replica {replica} playing the match: {exc.code().name}: {exc.details()}"
+        finally:
+            call.cancel()
+        return applied, None
+
+    async def _ask(
+        self, bot: str, game: apb.GameStarted, match: Match, seat: int, turn_id: int, fault: str | None = None
+    ) -> dpb.PlayResponse:
         """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period.
 
         The grace period is the bot's: time the arena itself loses (a replica
@@ -149,16 +189,10 @@ class MatchRunner:
         bot gets a whole grace period from then to come back (at most
         :data:`ARENA_PATIENCE` grace periods in all); if it is still not back,
         the match is abandoned as the arena's fault (:class:`ReplicaUnreachable`),
-        never scored as the bot's forfeit.
+        never scored as the bot's forfeit. ``fault``: the arena already failed
+        this turn (a replica playing the match died), so it starts excused.
         """
-        obs = match.observation(seat)
-        turn = apb.Turn(
-            game_id=game.game_id,
-            turn_id=turn_id,
-            observation=convert.observation_to_pb(obs),
-            legal_plays=[convert.play_to_pb(p) for p in obs.legal_plays],
-            time_left_ms=match.rules.move_time_ms,
-        )
+        turn = turn_message(match, game.game_id, turn_id)
         grace = self.grace_ms / 1000
         started = time.monotonic()
         deadline, limit = started + grace, started + ARENA_PATIENCE * grace
@@ -169,6 +203,9 @@ class MatchRunner:
             nonlocal arena_fault, deadline
             arena_fault = reason
             deadline = max(deadline, min(time.monotonic() + grace, limit))
+
+        if fault is not None:
+            excuse(fault)
 
         while True:
             replica = self._replicas.get(bot)
@@ -200,26 +237,9 @@ class MatchRunner:
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
 
-    async def _apply(self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> None:
-        conduct.illegal += resp.rejected
-        if resp.outcome == Outcome.PLAYED:
-            try:
-                match.play(convert.play_from_pb(resp.play))
-                conduct.moves += 1
-                return
-            except (IllegalPlayError, ValueError):
-                conduct.illegal += 1  # a replica must never pass an illegal play; treat as a timeout
-        if resp.outcome == Outcome.DISCONNECTED:
-            conduct.forfeit = True
-            match.forfeit(seat)
-            return
-        conduct.timeouts += 1
-        if match.rules.timeout_action == "forfeit":
-            conduct.forfeit = True
-            match.forfeit(seat)
-        else:
-            conduct.auto += 1
-            match.play(match.timeout_play(), auto=True)
+    def _apply(self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> None:
+        """Apply one turn's answer, from a replica's event or from RequestPlay."""
+        apply_response(match, seat, resp, conduct)
 
     async def _announce_end(self, match: Match, bots: Sequence[str], game_id: str) -> None:
         assert match.result is not None

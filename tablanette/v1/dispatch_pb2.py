@@ -26,27 +26,33 @@ from tablanette.v1 import arena_pb2 as tablanette_dot_v1_dot_arena__pb2
 from tablanette.v1 import game_pb2 as tablanette_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctablanette/v1/dispatch.proto\x12\rtablanette.v1\x1a\x19tablanette/v1/arena.proto\x1a\x18tablanette/v1/game.proto\"~\n\x0bPlayRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12(\n\x04game\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.GameStarted\x12!\n\x04turn\x18\x03 \x01(\x0b\x32\x13.tablanette.v1.Turn\x12\x10\n\x08grace_ms\x18\x04 \x01(\x05\"\xf1\x01\n\x0cPlayResponse\x12\x34\n\x07outcome\x18\x01 \x01(\x0e\x32#.tablanette.v1.PlayResponse.Outcome\x12!\n\x04play\x18\x02 \x01(\x0b\x32\x13.tablanette.v1.Play\x12\x10\n\x08rejected\x18\x03 \x01(\x05\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x05\x12\x13\n\x0b\x61rena_fault\x18\x05 \x01(\x08\"M\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\n\n\x06PLAYED\x10\x01\x12\x0b\n\x07TIMEOUT\x10\x02\x12\x10\n\x0c\x44ISCONNECTED\x10\x03\"N\n\x0e\x45ndGameRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12*\n\tgame_over\x18\x02 \x01(\x0b\x32\x17.tablanette.v1.GameOver\"$\n\x0f\x45ndGameResponse\x12\x11\n\tdelivered\x18\x01 \x01(\x08\":\n\x12SessionLiveRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"#\n\x13SessionLiveResponse\x12\x0c\n\x04live\x18\x01 \x01(\x08\x32\xf2\x01\n\x08\x44ispatch\x12\x46\n\x0bRequestPlay\x12\x1a.tablanette.v1.PlayRequest\x1a\x1b.tablanette.v1.PlayResponse\x12H\n\x07\x45ndGame\x12\x1d.tablanette.v1.EndGameRequest\x1a\x1e.tablanette.v1.EndGameResponse\x12T\n\x0bSessionLive\x12!.tablanette.v1.SessionLiveRequest\x1a\".tablanette.v1.SessionLiveResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctablanette/v1/dispatch.proto\x12\rtablanette.v1\x1a\x19tablanette/v1/arena.proto\x1a\x18tablanette/v1/game.proto\"X\n\x10PlayMatchRequest\x12(\n\x04game\x18\x01 \x01(\x0b\x32\x1a.tablanette.v1.GameStarted\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\"8\n\x0bMatchEvents\x12)\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x19.tablanette.v1.MatchEvent\"{\n\nMatchEvent\x12\x0f\n\x07turn_id\x18\x01 \x01(\x03\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12-\n\x08response\x18\x03 \x01(\x0b\x32\x1b.tablanette.v1.PlayResponse\x12\x0f\n\x07handoff\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x05 \x01(\t\"~\n\x0bPlayRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12(\n\x04game\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.GameStarted\x12!\n\x04turn\x18\x03 \x01(\x0b\x32\x13.tablanette.v1.Turn\x12\x10\n\x08grace_ms\x18\x04 \x01(\x05\"\xf1\x01\n\x0cPlayResponse\x12\x34\n\x07outcome\x18\x01 \x01(\x0e\x32#.tablanette.v1.PlayResponse.Outcome\x12!\n\x04play\x18\x02 \x01(\x0b\x32\x13.tablanette.v1.Play\x12\x10\n\x08rejected\x18\x03 \x01(\x05\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x05\x12\x13\n\x0b\x61rena_fault\x18\x05 \x01(\x08\"M\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\n\n\x06PLAYED\x10\x01\x12\x0b\n\x07TIMEOUT\x10\x02\x12\x10\n\x0c\x44ISCONNECTED\x10\x03\"N\n\x0e\x45ndGameRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12*\n\tgame_over\x18\x02 \x01(\x0b\x32\x17.tablanette.v1.GameOver\"$\n\x0f\x45ndGameResponse\x12\x11\n\tdelivered\x18\x01 \x01(\x08\":\n\x12SessionLiveRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"#\n\x13SessionLiveResponse\x12\x0c\n\x04live\x18\x01 \x01(\x08\x32\xbe\x02\n\x08\x44ispatch\x12\x46\n\x0bRequestPlay\x12\x1a.tablanette.v1.PlayRequest\x1a\x1b.tablanette.v1.PlayResponse\x12H\n\x07\x45ndGame\x12\x1d.tablanette.v1.EndGameRequest\x1a\x1e.tablanette.v1.EndGameResponse\x12T\n\x0bSessionLive\x12!.tablanette.v1.SessionLiveRequest\x1a\".tablanette.v1.SessionLiveResponse\x12J\n\tPlayMatch\x12\x1f.tablanette.v1.PlayMatchRequest\x1a\x1a.tablanette.v1.MatchEvents0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tablanette.v1.dispatch_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PLAYREQUEST']._serialized_start=100
-  _globals['_PLAYREQUEST']._serialized_end=226
-  _globals['_PLAYRESPONSE']._serialized_start=229
-  _globals['_PLAYRESPONSE']._serialized_end=470
-  _globals['_PLAYRESPONSE_OUTCOME']._serialized_start=393
-  _globals['_PLAYRESPONSE_OUTCOME']._serialized_end=470
-  _globals['_ENDGAMEREQUEST']._serialized_start=472
-  _globals['_ENDGAMEREQUEST']._serialized_end=550
-  _globals['_ENDGAMERESPONSE']._serialized_start=552
-  _globals['_ENDGAMERESPONSE']._serialized_end=588
-  _globals['_SESSIONLIVEREQUEST']._serialized_start=590
-  _globals['_SESSIONLIVEREQUEST']._serialized_end=648
-  _globals['_SESSIONLIVERESPONSE']._serialized_start=650
-  _globals['_SESSIONLIVERESPONSE']._serialized_end=685
-  _globals['_DISPATCH']._serialized_start=688
-  _globals['_DISPATCH']._serialized_end=930
+  _globals['_PLAYMATCHREQUEST']._serialized_start=100
+  _globals['_PLAYMATCHREQUEST']._serialized_end=188
+  _globals['_MATCHEVENTS']._serialized_start=190
+  _globals['_MATCHEVENTS']._serialized_end=246
+  _globals['_MATCHEVENT']._serialized_start=248
+  _globals['_MATCHEVENT']._serialized_end=371
+  _globals['_PLAYREQUEST']._serialized_start=373
+  _globals['_PLAYREQUEST']._serialized_end=499
+  _globals['_PLAYRESPONSE']._serialized_start=502
+  _globals['_PLAYRESPONSE']._serialized_end=743
+  _globals['_PLAYRESPONSE_OUTCOME']._serialized_start=666
+  _globals['_PLAYRESPONSE_OUTCOME']._serialized_end=743
+  _globals['_ENDGAMEREQUEST']._serialized_start=745
+  _globals['_ENDGAMEREQUEST']._serialized_end=823
+  _globals['_ENDGAMERESPONSE']._serialized_start=825
+  _globals['_ENDGAMERESPONSE']._serialized_end=861
+  _globals['_SESSIONLIVEREQUEST']._serialized_start=863
+  _globals['_SESSIONLIVEREQUEST']._serialized_end=921
+  _globals['_SESSIONLIVERESPONSE']._serialized_start=923
+  _globals['_SESSIONLIVERESPONSE']._serialized_end=958
+  _globals['_DISPATCH']._serialized_start=961
+  _globals['_DISPATCH']._serialized_end=1279
 # @@protoc_insertion_point(module_scope)

@@ -1,12 +1,43 @@
 from tablanette.v1 import arena_pb2 as _arena_pb2
 from tablanette.v1 import game_pb2 as _game_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class PlayMatchRequest(_message.Message):
+    __slots__ = ("game", "seed", "bots")
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    game: _arena_pb2.GameStarted
+    seed: str
+    bots: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., seed: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class MatchEvents(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[MatchEvent]
+    def __init__(self, events: _Optional[_Iterable[_Union[MatchEvent, _Mapping]]] = ...) -> None: ...
+
+class MatchEvent(_message.Message):
+    __slots__ = ("turn_id", "seat", "response", "handoff", "reason")
+    TURN_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    HANDOFF_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    turn_id: int
+    seat: int
+    response: PlayResponse
+    handoff: bool
+    reason: str
+    def __init__(self, turn_id: _Optional[int] = ..., seat: _Optional[int] = ..., response: _Optional[_Union[PlayResponse, _Mapping]] = ..., handoff: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class PlayRequest(_message.Message):
     __slots__ = ("bot_name", "game", "turn", "grace_ms")

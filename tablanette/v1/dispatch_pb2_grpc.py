@@ -49,6 +49,11 @@ class DispatchStub:
                 request_serializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveRequest.SerializeToString,
                 response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveResponse.FromString,
                 _registered_method=True)
+        self.PlayMatch = channel.unary_stream(
+                '/tablanette.v1.Dispatch/PlayMatch',
+                request_serializer=tablanette_dot_v1_dot_dispatch__pb2.PlayMatchRequest.SerializeToString,
+                response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.MatchEvents.FromString,
+                _registered_method=True)
 
 
 class DispatchServicer:
@@ -77,6 +82,19 @@ class DispatchServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlayMatch(self, request, context):
+        """Play a match whose bots are all connected here, turn after turn, without a
+        call per move: one event per applied turn, sent in batches (whatever has
+        happened since the last batch, at least every few turns). When a turn
+        cannot be settled here (its bot is not connected here, or this replica
+        could not reach its store), the last event is a handoff: the runner plays
+        on from that turn with RequestPlay. The runner applies every event to its
+        own copy of the match; it stays the authority.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DispatchServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -94,6 +112,11 @@ def add_DispatchServicer_to_server(servicer, server):
                     servicer.SessionLive,
                     request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveRequest.FromString,
                     response_serializer=tablanette_dot_v1_dot_dispatch__pb2.SessionLiveResponse.SerializeToString,
+            ),
+            'PlayMatch': grpc.unary_stream_rpc_method_handler(
+                    servicer.PlayMatch,
+                    request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.PlayMatchRequest.FromString,
+                    response_serializer=tablanette_dot_v1_dot_dispatch__pb2.MatchEvents.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -177,6 +200,33 @@ class Dispatch:
             '/tablanette.v1.Dispatch/SessionLive',
             tablanette_dot_v1_dot_dispatch__pb2.SessionLiveRequest.SerializeToString,
             tablanette_dot_v1_dot_dispatch__pb2.SessionLiveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/tablanette.v1.Dispatch/PlayMatch',
+            tablanette_dot_v1_dot_dispatch__pb2.PlayMatchRequest.SerializeToString,
+            tablanette_dot_v1_dot_dispatch__pb2.MatchEvents.FromString,
             options,
             channel_credentials,
             insecure,

@@ -201,8 +201,8 @@ class ObservedRunner(MatchRunner):
         self.answers: list[tuple[int, int]] = []  # (seat, PlayResponse.Outcome)
         self.changed = threading.Condition()
 
-    async def _apply(self, match: Any, seat: int, resp: dpb.PlayResponse, conduct: Any) -> None:
-        await super()._apply(match, seat, resp, conduct)
+    def _apply(self, match: Any, seat: int, resp: dpb.PlayResponse, conduct: Any) -> None:
+        super()._apply(match, seat, resp, conduct)
         with self.changed:
             self.answers.append((seat, resp.outcome))
             self.changed.notify_all()

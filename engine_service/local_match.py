@@ -1,0 +1,107 @@
+"""A match played on the replica its bots are connected to: one gRPC hop per move, not two.
+
+When the session registry puts every bot of a match on one replica, the match
+runner asks that replica to play it (``Dispatch.PlayMatch``) instead of calling
+``RequestPlay`` for every move. The replica runs the same loop the runner would:
+the turn built with :func:`engine_service.turns.turn_message`, asked with the
+gateway's own :meth:`~engine_service.gateway.Gateway.request_play`, applied with
+:func:`engine_service.turns.apply_response`, and sends one event per turn,
+in batches: whatever happened within :data:`BATCH_WINDOW_S` of a first event goes
+in one message (a write per move would cost as much as the move).
+The runner applies each event to its own copy of the match, so it stays the
+authority on the result.
+
+Anything this replica cannot settle alone is handed back: a bot that is not (or
+no longer) connected here, or a turn during which the replica could not reach
+its store. The last event is then a handoff naming the turn, and the runner
+asks that turn itself, with the grace period, the search for the bot on other
+replicas, and the arena-fault rules it applies to every turn. If this replica
+dies mid-match, the runner's stream breaks and it goes on the same way from the
+last event it received: at most a batch of turns is asked again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from engine_service import convert
+from engine_service.rules import Match
+from engine_service.turns import Outcome, SeatConduct, apply_response, turn_message
+from tablanette.v1 import arena_pb2 as apb
+from tablanette.v1 import dispatch_pb2 as dpb
+
+if TYPE_CHECKING:
+    from engine_service.gateway import Gateway
+
+HANDOFF_GRACE_MS = 1
+"""Grace a turn asked here gets: a bot that drops is handed back at once (the runner gives it the whole grace)."""
+BATCH_WINDOW_S = 0.02
+"""How long the turns after a first event may join its batch: the runner's copy lags by about this much."""
+
+
+async def play_match(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvents]:
+    """The events of ``req``'s match, in batches, played here until it is over or a turn is handed back.
+
+    The match is played by a task of its own, so batching never holds up a
+    turn; a bad request (a ValueError) is raised once the events before it are out.
+    """
+    queue: asyncio.Queue[dpb.MatchEvent | None] = asyncio.Queue()
+
+    async def produce() -> None:
+        try:
+            async for event in _events(gateway, req):
+                queue.put_nowait(event)
+        finally:
+            queue.put_nowait(None)
+
+    producer = asyncio.create_task(produce())
+    try:
+        over = False
+        while not over and (first := await queue.get()) is not None:
+            batch = dpb.MatchEvents(events=[first])
+            await asyncio.sleep(BATCH_WINDOW_S)
+            while not queue.empty():
+                event = queue.get_nowait()
+                if event is None:
+                    over = True
+                    break
+                batch.events.append(event)
+            yield batch
+        await producer
+    finally:
+        producer.cancel()
+
+
+async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvent]:
+    rules = convert.rules_from_pb(req.game.rules)
+    match = Match(rules, req.seed)
+    bots = list(req.bots)
+    if len(bots) != rules.players:
+        raise ValueError(f"{len(bots)} bots for {rules.players} seats")
+    games = []
+    for seat in range(rules.players):
+        game = apb.GameStarted()
+        game.CopyFrom(req.game)
+        game.seat = seat
+        games.append(game)
+    conduct = [SeatConduct() for _ in bots]
+    turn_id = 0
+    while not match.is_over:
+        seat = match.turn
+        turn_id += 1
+        bot = bots[seat]
+        if gateway.local_session(bot) is None:
+            yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=f"bot {bot!r} is not connected here")
+            return
+        turn = turn_message(match, req.game.game_id, turn_id)
+        resp = await gateway.request_play(
+            dpb.PlayRequest(bot_name=bot, game=games[seat], turn=turn, grace_ms=HANDOFF_GRACE_MS)
+        )
+        if resp.outcome == Outcome.DISCONNECTED or resp.arena_fault:
+            why = "could not reach its store" if resp.arena_fault else f"bot {bot!r} disconnected"
+            yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=why)
+            return
+        apply_response(match, seat, resp, conduct[seat])
+        yield dpb.MatchEvent(turn_id=turn_id, seat=seat, response=resp)

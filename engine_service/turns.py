@@ -1,0 +1,85 @@
+"""One turn of a match as the arena asks it and applies the answer.
+
+Both places that drive a match use these, so they ask and apply alike: the match
+runner (:mod:`worker.match_runner`, one ``RequestPlay`` call per turn) and a
+replica playing a match whose bots are all connected to it
+(:mod:`engine_service.local_match`, whose events the runner applies to its own
+copy of the match).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine_service import convert
+from engine_service.rules import IllegalPlayError, Match, Rules
+from tablanette.v1 import arena_pb2 as apb
+from tablanette.v1 import dispatch_pb2 as dpb
+
+Outcome = dpb.PlayResponse
+
+
+@dataclass
+class SeatConduct:
+    """What the arena saw of one seat's behaviour."""
+
+    moves: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    auto: int = 0
+    forfeit: bool = False
+
+
+def game_started(rules: Rules, labels: Sequence[str], game_id: str) -> apb.GameStarted:
+    """The GameStarted a bot gets before its first turn (``seat`` is set per bot)."""
+    return apb.GameStarted(
+        game_id=game_id,
+        players=list(labels),
+        rules=convert.rules_to_pb(rules),
+        teams=[apb.Team(seats=list(t)) for t in rules.teams],
+    )
+
+
+def turn_message(match: Match, game_id: str, turn_id: int) -> apb.Turn:
+    """The Turn of the seat to play: its observation, every legal play, the move time."""
+    obs = match.observation(match.turn)
+    return apb.Turn(
+        game_id=game_id,
+        turn_id=turn_id,
+        observation=convert.observation_to_pb(obs),
+        legal_plays=[convert.play_to_pb(p) for p in obs.legal_plays],
+        time_left_ms=match.rules.move_time_ms,
+    )
+
+
+def apply_response(match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> bool:
+    """Apply what the seat's bot did; False if a PLAYED answer was not legal here.
+
+    A timeout follows ``timeout_action`` (trail the lowest card, or forfeit); a
+    bot still gone after the grace period forfeits. A play the engine refuses
+    (a replica must never pass one) counts as an illegal answer and is treated
+    as a timeout.
+    """
+    conduct.illegal += resp.rejected
+    applied = True
+    if resp.outcome == Outcome.PLAYED:
+        try:
+            match.play(convert.play_from_pb(resp.play))
+            conduct.moves += 1
+            return True
+        except (IllegalPlayError, ValueError):
+            conduct.illegal += 1
+            applied = False
+    if resp.outcome == Outcome.DISCONNECTED:
+        conduct.forfeit = True
+        match.forfeit(seat)
+        return applied
+    conduct.timeouts += 1
+    if match.rules.timeout_action == "forfeit":
+        conduct.forfeit = True
+        match.forfeit(seat)
+    else:
+        conduct.auto += 1
+        match.play(match.timeout_play(), auto=True)
+    return applied
