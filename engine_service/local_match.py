@@ -11,7 +11,9 @@ in one message (a write per move would cost as much as the move).
 The runner applies each event to its own copy of the match, so it stays the
 authority on the result.
 
-Anything this replica cannot settle alone is handed back: a bot that is not (or
+A match played to its end here is announced here too (each bot's GameOver),
+so the runner has nothing left to send. Anything this replica cannot settle
+alone is handed back: a bot that is not (or
 no longer) connected here, or a turn during which the replica could not reach
 its store. The last event is then a handoff naming the turn, and the runner
 asks that turn itself, with the grace period, the search for the bot on other
@@ -61,7 +63,7 @@ async def play_match(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterat
         over = False
         while not over and (first := await queue.get()) is not None:
             batch = dpb.MatchEvents(events=[first])
-            await asyncio.sleep(BATCH_WINDOW_S)
+            await asyncio.wait({producer}, timeout=BATCH_WINDOW_S)  # the last batch goes as soon as the match ends
             while not queue.empty():
                 event = queue.get_nowait()
                 if event is None:
@@ -105,3 +107,8 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
             return
         apply_response(match, seat, resp, conduct[seat])
         yield dpb.MatchEvent(turn_id=turn_id, seat=seat, response=resp)
+    assert match.result is not None
+    result = convert.result_to_pb(match.result, match.totals)  # played to the end here: tell the bots now
+    for seat, bot in enumerate(bots):
+        over = apb.GameOver(game_id=req.game.game_id, result=result, record_id=req.game.game_id, seat=seat)
+        await gateway.end_game(dpb.EndGameRequest(bot_name=bot, game_over=over))

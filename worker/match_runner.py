@@ -141,7 +141,8 @@ class MatchRunner:
             fault = None
             self._apply(match, seat, resp, conduct[seat])
         record = match_record(match, labels, game_id)
-        await self._announce_end(match, bots, game_id)
+        if turn_id > on_replica:  # the replica announces a match it played to the end
+            await self._announce_end(match, bots, game_id)
         moves = sum(len(d.plays) for d in match.deals)
         return MatchOutcome(record, conduct, time.monotonic() - started, moves, {"turns_on_replica": on_replica})
 
