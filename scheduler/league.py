@@ -100,6 +100,8 @@ class Feeder:
     absent: dict[str, float] = field(default_factory=dict)
     quarantined: set[str] = field(default_factory=set)
     _presence_at: float = 0.0
+    _sending_s: float = 0.0
+    """Time this pass spent sending matches through a broker that never failed: work, not a stall."""
 
     @property
     def results(self) -> LeagueResults:
@@ -116,6 +118,7 @@ class Feeder:
         self._resend_in_flight()
         while True:
             started = time.monotonic()
+            self._sending_s = 0.0
             st = self.store.status(self.league_id)
             if self.on_progress is not None:
                 self.on_progress(st)
@@ -129,7 +132,7 @@ class Feeder:
                 self._plan_more(st)
             self._fill(st)
             self._say_whether_waiting(st, league)
-            if (took := time.monotonic() - started) > STALL_S:
+            if (took := time.monotonic() - started - self._sending_s) > STALL_S:
                 log.warning(
                     "league %s: a pass took %.0f s (an outage?); re-sending what is in flight", self.league_id, took
                 )
@@ -206,16 +209,28 @@ class Feeder:
         if self.absent or self.quarantined:  # matches held back do not hold the window from the others
             in_flight -= sum(map(self._held_back, self.store.in_flight(self.league_id)))
         open_slots = len(self.fresh) if self.window <= 0 else self.window - in_flight
-        held = []
-        while open_slots > 0 and self.fresh:
-            mid = self.fresh.pop(0)
-            if self._held_back(mid):
-                held.append(mid)
-                continue
-            self.store.mark_queued(self.league_id, mid)
-            self.enqueue(self.league_id, mid)
-            open_slots -= 1
-        self.fresh[:0] = held
+        held: list[str] = []
+        going: list[str] = []
+        taken = 0
+        for mid in self.fresh:
+            if open_slots <= len(going):
+                break
+            taken += 1
+            (held if self._held_back(mid) else going).append(mid)
+        self.fresh[:taken] = held
+        if not going:
+            return
+        # Marked queued first: a feeder stopped before sending sends them again (_resend_in_flight).
+        self.store.mark_all_queued(self.league_id, going)
+        sending, outages = time.monotonic(), getattr(self.enqueue, "outages", None)
+        many = getattr(self.enqueue, "many", None)
+        if many is not None:
+            many(self.league_id, going)
+        else:
+            for mid in going:
+                self.enqueue(self.league_id, mid)
+        if outages is not None and getattr(self.enqueue, "outages", None) == outages:  # no outage meanwhile
+            self._sending_s += time.monotonic() - sending
 
     def _say_whether_waiting(self, st: LeagueStatus, league: League) -> None:
         """``waiting`` (or ``paused`` past the absence limit) while only held-back matches are left."""

@@ -356,6 +356,10 @@ class LeagueStore:
     def mark_queued(self, league_id: str, match_id: str) -> None:
         self.ledger.set_state(self.keys(league_id), match_id, "queued", queued_at=time.time())
 
+    def mark_all_queued(self, league_id: str, match_ids: list[str]) -> None:
+        """:meth:`mark_queued` for many matches, in one round trip."""
+        self.ledger.set_states(self.keys(league_id), match_ids, "queued", queued_at=time.time())
+
     def cancel(self, league_id: str) -> None:
         self.load(league_id)
         self.r.hset(self.keys(league_id).meta, "status", "cancelled")

@@ -141,6 +141,16 @@ class Ledger:
         extra = [str(x) for kv in fields.items() for x in kv]
         return bool(self._set_state(keys=state_keys(keys, match_id), args=[match_id, state, *extra]))
 
+    def set_states(self, keys: LeagueKeys, match_ids: Sequence[str], state: str, **fields: object) -> None:
+        """:meth:`set_state` for many matches, in one round trip (each still atomic on its own)."""
+        if state not in (*MATCH_STATES, "planned"):
+            raise ValueError(f"unknown match state {state!r}")
+        extra = [str(x) for kv in fields.items() for x in kv]
+        pipe = self.r.pipeline(transaction=False)
+        for match_id in match_ids:
+            self._set_state(keys=state_keys(keys, match_id), args=[match_id, state, *extra], client=pipe)
+        pipe.execute()
+
     def commit(
         self,
         keys: LeagueKeys,

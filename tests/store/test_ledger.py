@@ -103,6 +103,22 @@ def test_state_moves_keep_one_set_per_match_and_never_undo_a_result(ledger: tupl
     assert client.hget(keys.match("m"), "status") == b"done"
 
 
+def test_many_state_moves_in_one_round_trip_keep_each_match_atomic(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
+    client, keys = ledger
+    ledger_ = Ledger(client)
+    for mid in ("a", "b", "c"):
+        client.hset(keys.match(mid), "status", "planned")
+    rec = record_for(Rules.preset("tablic", target=31), "b", ["x", "y"])
+    ledger_.set_state(keys, "b", "running")
+    ledger_.commit(keys, "b", rec, ["x", "y"], [CLEAN, CLEAN], 24, 1500)
+    ledger_.set_states(keys, ["a", "b", "c"], "queued", queued_at=7)
+    assert client.smembers(keys.state_set("queued")) == {b"a", b"c"}  # the done match stays done
+    assert client.hget(keys.match("b"), "status") == b"done"
+    assert client.hget(keys.match("c"), "queued_at") == b"7"
+    with pytest.raises(ValueError, match="unknown match state"):
+        ledger_.set_states(keys, ["a"], "lost")
+
+
 def test_the_fitted_ladder_is_the_same_whatever_order_results_were_committed_in() -> None:
     from scheduler.ladder import ladder
     from store.leagues import League, LeagueStore
