@@ -217,7 +217,7 @@ def fit_ratings(
     games, margins = _games_and_margins(results, index)
     rows = []
     for b, i in index.items():
-        low, high = bounds[i][0] * ELO + initial, bounds[i][1] * ELO + initial
+        low, high = float(bounds[i][0] * ELO + initial), float(bounds[i][1] * ELO + initial)  # not NumPy's
         m, m_se = margins[i]
         rows.append(
             Rating(
@@ -225,7 +225,7 @@ def fit_ratings(
                 float(centred[i] * ELO + initial),
                 low,
                 high,
-                games[i],
+                int(games[i]),
                 (high - low) / 2 > provisional_width,
                 m,
                 m - Z95 * m_se,

@@ -130,3 +130,19 @@ def test_margins_come_with_an_interval_from_their_units() -> None:
     outcomes = [duel(f"m{i}", "a", "b", True, unit=f"u{i // 2}", pts=(101, 60 + i)) for i in range(8)]
     a = fit_ratings(outcomes).ratings[0]
     assert a.margin > 0 and a.margin_low < a.margin < a.margin_high
+
+
+def test_a_ladder_too_big_for_profile_intervals_is_plain_json() -> None:
+    """Past PROFILE_MAX bots the intervals come from the information matrix (NumPy): the rows must still be
+    plain Python values, or the ladder cannot be cached or served."""
+    import json
+
+    from scheduler.ratings import PROFILE_MAX
+
+    rng = random.Random(3)
+    true = {f"b{i:02d}": rng.uniform(1300, 1700) for i in range(PROFILE_MAX + 5)}
+    fit = fit_ratings(simulate(true, 1, rng))
+    rows = [r.to_json() for r in fit.ratings]
+    assert len(rows) == len(true)
+    assert json.loads(json.dumps(rows)) == rows
+    assert all(type(r["provisional"]) is bool and type(r["games"]) is int for r in rows)
