@@ -1,6 +1,6 @@
 """How long each page of the web ladder takes to serve with a big league.
 
-Generates a league of 500 bots and 50,000 finished matches straight into Redis
+Generates a league of 2,000 bots and 50,000 finished matches straight into Redis
 through the real ledger commit (real records of one-deal matches played by the
 engine, relabelled), starts ``tablanette web`` and times every API endpoint
 behind the pages, beside the baseline of a trivial request (``/api/health``)
@@ -85,7 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="50 bots, 2,000 matches")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--bots", type=int, default=500)
+    parser.add_argument("--bots", type=int, default=2000)
     parser.add_argument("--matches", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
@@ -103,7 +103,9 @@ def main() -> None:
             "baseline /api/health": "/api/health",
             "leagues list": "/api/leagues",
             "league + live progress": f"/api/leagues/{league}",
-            "ladder (all bots, trends)": f"/api/leagues/{league}/ladder",
+            "ladder (a page of 100)": f"/api/leagues/{league}/ladder",
+            "ladder (last page)": f"/api/leagues/{league}/ladder?offset={max(bots - 100, 0)}",
+            "how sure: LOS (top 30)": f"/api/leagues/{league}/los",
             "crosstable (top 30)": f"/api/leagues/{league}/crosstable",
             "recent matches (20)": f"/api/leagues/{league}/matches",
             "bot page": f"/api/leagues/{league}/bots/{top}",

@@ -22,6 +22,8 @@ from store.results import LeagueResults
 
 REFIT_EVERY = 5.0
 """Seconds: while results keep coming, the cached ladder is at most this old."""
+LOS_TOP = 100
+"""The likelihood-of-superiority matrix cached (and served) covers at most the top this many bots."""
 
 
 def fit_league(results: LeagueResults, league: League) -> Fit:
@@ -41,30 +43,44 @@ def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY)
     return data
 
 
-def los_matrix(results: LeagueResults, league: League, max_age: float = REFIT_EVERY) -> dict[str, Any]:
-    """The likelihood of superiority of every bot over every other, ladder order (JSON, cached)."""
+def los_matrix(
+    results: LeagueResults, league: League, max_age: float = REFIT_EVERY, top: int | None = LOS_TOP
+) -> dict[str, Any]:
+    """The likelihood of superiority of every bot over every other among the top ``top``, ladder order (JSON).
+
+    Cached for the top :data:`LOS_TOP` bots; a bigger ``top`` (None: every bot) is computed afresh.
+    """
     count = results.outcome_count(league.league_id)
+    if top is None or top > LOS_TOP:
+        return _los(fit_league(results, league), count, top)
     cached = results.cached(league.league_id, "los")
-    if cached and (cached["results"] == count or time.time() - cached["computed_at"] < max_age):
-        return cached
-    fit = fit_league(results, league)
-    data = {
+    if not cached or (cached["results"] != count and time.time() - cached["computed_at"] >= max_age):
+        cached = _los(fit_league(results, league), count, LOS_TOP)
+        results.cache(league.league_id, "los", cached)
+    return {**cached, "bots": cached["bots"][:top], "los": [row[:top] for row in cached["los"][:top]]}
+
+
+def _los(fit: Fit, count: int, top: int | None) -> dict[str, Any]:
+    return {
         "results": count,
         "computed_at": time.time(),
-        "bots": [r.bot for r in fit.ratings],
-        "los": fit.los_matrix(),
+        "bots": [r.bot for r in fit.ratings][:top],
+        "los": fit.los_matrix(top),
         "threshold": fit.threshold,
+        "total": len(fit.ratings),
     }
-    results.cache(league.league_id, "los", data)
-    return data
 
 
-def ladder(results: LeagueResults, league: League) -> dict[str, Any]:
-    """Every bot, best fitted rating first: rating, interval, provisional, margin, counts, and form (Elo)."""
+def ladder(results: LeagueResults, league: League, limit: int | None = None, offset: int = 0) -> dict[str, Any]:
+    """The fitted ladder, best first: rating, interval, provisional, margin, counts, and form (Elo).
+
+    ``limit`` and ``offset`` page through it (ranks stay the whole ladder's); ``total`` is every bot.
+    """
     fit = fitted(results, league)
-    counts = {row.bot: row for row in results.ladder(league.league_id)}
+    page = fit["ratings"][offset : None if limit is None else offset + limit]
+    counts = results.ladder_rows(league.league_id, [r["bot"] for r in page])
     rows = []
-    for rank, r in enumerate(fit["ratings"], 1):
+    for rank, r in enumerate(page, offset + 1):
         c = counts.get(r["bot"])
         extra = c.to_json() if c is not None else {}
         form = extra.pop("rating", None)
@@ -74,6 +90,8 @@ def ladder(results: LeagueResults, league: League) -> dict[str, Any]:
         "results": fit["results"],
         "threshold": fit["threshold"],
         "model": fit["model"],
+        "total": len(fit["ratings"]),
+        "offset": offset,
         "rows": rows,
         "groups": fit["groups"],
         "neighbours": fit["neighbours"],

@@ -142,9 +142,12 @@ class Fit:
             self._los[(a, b)], self._los[(b, a)] = float(ndtr(z)), float(ndtr(-z))
         return self._los[(a, b)]
 
-    def los_matrix(self) -> list[list[float]]:
-        """``m[i][j]``: LOS of the i-th bot of the ladder over the j-th (0.5 on the diagonal)."""
-        order = [r.bot for r in self.ratings]
+    def los_matrix(self, top: int | None = None) -> list[list[float]]:
+        """``m[i][j]``: LOS of the i-th bot of the ladder over the j-th (0.5 on the diagonal).
+
+        ``top``: only the first ``top`` bots of the ladder (the matrix grows as the square).
+        """
+        order = [r.bot for r in self.ratings][:top]
         return [[round(self.los(a, b), 4) for b in order] for a in order]
 
     def groups(self) -> list[list[str]]:

@@ -87,6 +87,20 @@ class LeagueResults:
             pipe.hgetall(keys.stats(text(bot)))
         return [_row(text(bot), rating, stats) for (bot, rating), stats in zip(ranked, pipe.execute(), strict=True)]
 
+    def ladder_rows(self, league_id: str, bots: Sequence[str]) -> dict[str, LadderRow]:
+        """The rows of ``bots`` that have one (one pipelined read)."""
+        keys = self.keys(league_id)
+        pipe = self.r.pipeline(transaction=False)
+        for bot in bots:
+            pipe.zscore(keys.ladder, bot)
+            pipe.hgetall(keys.stats(bot))
+        got = pipe.execute()
+        return {
+            bot: _row(bot, float(rating), stats)
+            for bot, rating, stats in zip(bots, got[::2], got[1::2], strict=True)
+            if rating is not None
+        }
+
     def ladder_row(self, league_id: str, bot: str) -> LadderRow | None:
         keys = self.keys(league_id)
         rating = self.r.zscore(keys.ladder, bot)

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
+from scheduler.ladder import LOS_TOP
 from store.leagues import LeagueError
 from web import queries
 from web.queries import Reads
@@ -109,19 +110,22 @@ def api_league(reads: ReadsDep, league_id: str) -> JSONResponse:
 @api.get(
     "/leagues/{league_id}/ladder",
     tags=["ladder"],
-    summary="The fitted ladder, best first: rating, 95% interval, provisional mark, margin, settled groups, form",
+    summary="The fitted ladder, best first, a page at a time (limit, offset; total is every bot): rating, "
+    "95% interval, provisional mark, margin, settled groups, form",
 )
-def api_ladder(reads: ReadsDep, league_id: str) -> JSONResponse:
-    return JSONResponse(queries.ladder(reads, league_id))
+def api_ladder(
+    reads: ReadsDep, league_id: str, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)
+) -> JSONResponse:
+    return JSONResponse(queries.ladder(reads, league_id, limit, offset))
 
 
 @api.get(
     "/leagues/{league_id}/los",
     tags=["ladder"],
-    summary="Likelihood of superiority of every bot over every other (row over column), ladder order",
+    summary="Likelihood of superiority of each of the top bots over each other (row over column), ladder order",
 )
-def api_los(reads: ReadsDep, league_id: str) -> JSONResponse:
-    return JSONResponse(queries.los(reads, league_id))
+def api_los(reads: ReadsDep, league_id: str, limit: int = Query(30, ge=2, le=LOS_TOP)) -> JSONResponse:
+    return JSONResponse(queries.los(reads, league_id, limit))
 
 
 @api.get(

@@ -80,18 +80,18 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
     }
 
 
-def ladder(reads: Reads, league_id: str) -> dict[str, Any]:
-    """The fitted ladder (:func:`scheduler.ladder.ladder`), each row with its form's sparkline."""
-    data = fitted_ladder(reads.results, reads.leagues.load(league_id))
+def ladder(reads: Reads, league_id: str, limit: int | None = None, offset: int = 0) -> dict[str, Any]:
+    """A page of the fitted ladder (:func:`scheduler.ladder.ladder`), each row with its form's sparkline."""
+    data = fitted_ladder(reads.results, reads.leagues.load(league_id), limit, offset)
     trends = reads.results.trends(league_id, [row["bot"] for row in data["rows"]], SPARK_POINTS)
     for row, trend in zip(data["rows"], trends, strict=True):
         row["trend"] = trend
     return data
 
 
-def los(reads: Reads, league_id: str) -> dict[str, Any]:
-    """Every bot's likelihood of superiority over every other (:func:`scheduler.ladder.los_matrix`)."""
-    return los_matrix(reads.results, reads.leagues.load(league_id))
+def los(reads: Reads, league_id: str, limit: int = 30) -> dict[str, Any]:
+    """The likelihood of superiority among the top ``limit`` bots (:func:`scheduler.ladder.los_matrix`)."""
+    return los_matrix(reads.results, reads.leagues.load(league_id), top=limit)
 
 
 def crosstable(reads: Reads, league_id: str, limit: int = 30) -> dict[str, Any]:
@@ -115,8 +115,8 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
     if row is None:
         raise LeagueError(f"no bot named {bot!r} in league {league_id!r}")
     history, length = reads.results.history(league_id, bot, CHART_POINTS)
-    fitted = fitted_ladder(reads.results, reads.leagues.load(league_id))
-    mine = next((r for r in fitted["rows"] if r["bot"] == bot), None)
+    ranked = fitted(reads.results, reads.leagues.load(league_id))["ratings"]
+    mine = next(({**r, "rank": i} for i, r in enumerate(ranked, 1) if r["bot"] == bot), None)
     counts = row.to_json()
     form = counts.pop("rating")
     return {

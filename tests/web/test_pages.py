@@ -524,3 +524,31 @@ def test_progress_updates_live_without_reloading(tab: Tab, site: Site) -> None:
         assert feeder.popen.returncode == 0, feeder.text()
     finally:
         feeder.stop(signal.SIGTERM)
+
+
+def test_a_big_ladder_comes_a_page_at_a_time(tab: Tab, site: Site) -> None:
+    """130 bots (real records through the real ledger commit): the ladder page shows 100 and fetches the rest
+    on request, ranks running on across pages; the how-sure matrix keeps to the top 30."""
+    from bench.web import generate
+
+    league, names, _ = generate(site.arena.redis, site.arena.prefix, 130, 400)
+    first = site.api(f"/leagues/{league}/ladder")
+    rest = site.api(f"/leagues/{league}/ladder?offset=100")
+    assert (first["total"], len(first["rows"]), len(rest["rows"])) == (130, 100, 30)
+    rows = first["rows"] + rest["rows"]
+    assert [r["rank"] for r in rows] == list(range(1, 131))
+    assert sorted(r["bot"] for r in rows) == sorted(names)
+    assert rows == site.api(f"/leagues/{league}/ladder?limit=1000")["rows"]  # the pages are the ladder, cut
+    los = site.api(f"/leagues/{league}/los")
+    assert (len(los["bots"]), los["total"]) == (30, 130) and los["bots"] == [r["bot"] for r in rows[:30]]
+    assert all(len(line) == 30 for line in los["los"])
+
+    page = tab.open(f"/leagues/{league}")
+    assert page.locator('[data-testid="ladder-row"]').count() == 100
+    assert tab.text("ladder-shown") == "The top 100 of 130 bots."
+    page.get_by_test_id("ladder-more").click()
+    page.wait_for_function("document.querySelectorAll('[data-testid=ladder-row]').length === 130")
+    assert page.get_by_test_id("ladder-more").is_hidden()
+    shown = page.locator('[data-testid="ladder-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)")
+    assert shown == [r["bot"] for r in rows]
+    assert page.locator('[data-testid="los-row"]').count() == 30

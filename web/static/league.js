@@ -11,6 +11,9 @@
   const POLL_MS = 2000;
   const LIVE = ["running", "waiting", "paused"]; // statuses of a league that is still being fed
   const PAGE = 20;
+  const LADDER_PAGE = 100; // ladder rows fetched at a time: a league of thousands of bots stays quick
+  const LOS_TOP = 30; // bots in the "how sure" matrix (it grows as the square)
+  let ladderRows = [];
 
   let summary = null;
   let ladderTable = null;
@@ -235,8 +238,9 @@
     { key: "conduct", label: "Conduct", value: conductValue, defaultDir: -1, render: conductCell, title: "timeouts, illegal plays, forfeits" },
   ];
 
-  function renderLadder(data) {
-    const rows = data.rows;
+  function renderLadder(data, append = false) {
+    ladderRows = append ? ladderRows.concat(data.rows) : data.rows;
+    const rows = ladderRows;
     const groupOf = {};
     data.groups.forEach((g, i) => g.forEach((b) => (groupOf[b] = { i, size: g.length })));
     rows.forEach((r) => (r.group = groupOf[r.bot] || { i: 0, size: 1 }));
@@ -254,6 +258,11 @@
       ladderTable = null;
       return;
     }
+    const more = document.getElementById("ladder-more");
+    const total = data.total || rows.length;
+    more.hidden = rows.length >= total;
+    more.textContent = `Next ${Math.min(LADDER_PAGE, total - rows.length)} of ${total} bots`;
+    document.getElementById("ladder-shown").textContent = rows.length < total ? `The top ${rows.length} of ${total} bots.` : "";
     if (ladderTable) {
       ladderTable.render(rows);
       return;
@@ -278,6 +287,9 @@
     if (data.bots.length < 2) {
       host.append(el("p", { class: "muted", text: "Needs two bots." }));
       return;
+    }
+    if (data.total > data.bots.length) {
+      host.append(el("p", { class: "muted small", text: `The top ${data.bots.length} of ${data.total} bots.` }));
     }
     const head = el("tr", null, el("th", { scope: "col", text: "" }), data.bots.map((b, j) => el("th", { scope: "col", class: "col-head", title: b, text: `${j + 1}. ${b}` })));
     const body = data.bots.map((a, i) =>
@@ -463,6 +475,11 @@
     }
   }
 
+  document.getElementById("ladder-more").addEventListener("click", async () => {
+    const data = await TA.load(api(`/ladder?limit=${LADDER_PAGE}&offset=${ladderRows.length}`));
+    renderLadder(data, true);
+  });
+
   document.getElementById("more").addEventListener("click", async () => {
     const data = await TA.load(api(`/matches?limit=${PAGE}&offset=${matchesShown.length}`));
     renderMatches(data, true);
@@ -472,10 +489,10 @@
 
   async function loadTables() {
     const [ladder, ct, matches, los] = await Promise.all([
-      TA.load(api("/ladder")),
+      TA.load(api(`/ladder?limit=${Math.max(LADDER_PAGE, ladderRows.length)}`)),
       TA.load(api("/crosstable")),
       TA.load(api(`/matches?limit=${Math.max(PAGE, matchesShown.length)}`)),
-      TA.load(api("/los")),
+      TA.load(api(`/los?limit=${LOS_TOP}`)),
     ]);
     renderLadder(ladder);
     renderLos(los);
