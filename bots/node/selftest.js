@@ -446,13 +446,13 @@ check('contract: a choose that throws, rejects or answers nonsense costs a move,
   }
 });
 
-check('session: reconnects round robin with back-off, reset on Welcome, at once after a drain; fatal codes exit', () => {
-  const logs = [];
-  const bot = new ArenaBot(
-    { addresses: ['a:1', 'b:2', 'c:3'], token: 't', name: 'n', maxGames: 1, tls: false },
-    { v1, logger: (m) => logs.push(m), random: () => 0.5 }, // random 0.5: no jitter, exact delays
-  );
-  const reconnects = []; // [address, delay] of every scheduled reconnect
+/**
+ * Records every reconnect the bot schedules ([address, delay], through a stand-in
+ * setTimeout that runs nothing) and gives it a Welcome on demand; restore() puts
+ * the real setTimeout back.
+ */
+function reconnectRecorder(bot) {
+  const reconnects = [];
   const realSetTimeout = global.setTimeout;
   global.setTimeout = (fn, ms) => {
     reconnects.push([bot.address, ms]);
@@ -464,6 +464,16 @@ check('session: reconnects round robin with back-off, reset on Welcome, at once 
     bot.onMessage(fromServer({ welcome: { session_id: 's', keepalive_ms: 60000, grace_ms: 10000 } }));
     clearInterval(bot.keepaliveTimer);
   };
+  return { reconnects, welcome, restore: () => (global.setTimeout = realSetTimeout) };
+}
+
+check('session: reconnects round robin with back-off, reset on Welcome, at once after a drain; fatal codes exit', () => {
+  const logs = [];
+  const bot = new ArenaBot(
+    { addresses: ['a:1', 'b:2', 'c:3'], token: 't', name: 'n', maxGames: 1, tls: false },
+    { v1, logger: (m) => logs.push(m), random: () => 0.5 }, // random 0.5: no jitter, exact delays
+  );
+  const { reconnects, welcome, restore } = reconnectRecorder(bot);
   try {
     assert.equal(bot.address, 'a:1'); // the first address first
     // Replicas unreachable: every attempt goes to the next address, delays double to 2 s.
@@ -514,7 +524,7 @@ check('session: reconnects round robin with back-off, reset on Welcome, at once 
     assert.match(fatal.message, /token was revoked -- the token is wrong, unknown or revoked/);
     assert.equal(reconnects.length, count);
   } finally {
-    global.setTimeout = realSetTimeout;
+    restore();
     bot.client.close();
   }
 });
@@ -567,18 +577,7 @@ check('session: ABORTED, ALREADY_EXISTS and RESOURCE_EXHAUSTED reconnect (and wa
   bot.onFatal = (code, message) => {
     fatal = { code, message };
   };
-  const reconnects = []; // [address, delay] of every scheduled reconnect
-  const realSetTimeout = global.setTimeout;
-  global.setTimeout = (fn, ms) => {
-    reconnects.push([bot.address, ms]);
-    return { ref() {}, unref() {} };
-  };
-  const welcome = () => {
-    bot.call = { destroyed: false, writableEnded: false, write: () => {} };
-    bot.welcomed = false;
-    bot.onMessage(fromServer({ welcome: { session_id: 's', keepalive_ms: 60000, grace_ms: 10000 } }));
-    clearInterval(bot.keepaliveTimer);
-  };
+  const { reconnects, welcome, restore } = reconnectRecorder(bot);
   const refused = (code, details, retryAfter) => {
     bot.welcomed = false;
     bot.onStreamEnd({ code, details, metadata: trailers(retryAfter) });
@@ -617,7 +616,7 @@ check('session: ABORTED, ALREADY_EXISTS and RESOURCE_EXHAUSTED reconnect (and wa
     assert.equal(fatal, null); // none of these ever exits
     assert.equal(reconnects.length, 9);
   } finally {
-    global.setTimeout = realSetTimeout;
+    restore();
     bot.client.close();
   }
 });
