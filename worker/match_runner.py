@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,8 @@ from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
+
+log = logging.getLogger("tablanette.worker")
 
 __all__ = ["BotUnavailable", "MatchOutcome", "MatchRunner", "ReplicaUnreachable", "SeatConduct", "run_match"]
 ARENA_PATIENCE = 3
@@ -165,8 +168,13 @@ class MatchRunner:
         try:
             async for batch in call:
                 for event in batch.events:
-                    if event.handoff or event.turn_id != applied + 1 or event.seat != match.turn:
-                        return applied, None  # handed back (a turn out of order never comes: the same engine)
+                    gid, turn = game.game_id, event.turn_id
+                    if event.handoff:
+                        log.info("game %s: turn %d handed back by %s: %s", gid, turn, replica, event.reason)
+                        return applied, None
+                    if turn != applied + 1 or event.seat != match.turn:  # never: the same engine on both sides
+                        log.warning("game %s: replica %s sent turn %d out of order", gid, replica, turn)
+                        return applied, None
                     self._apply(match, event.seat, event.response, conduct[event.seat])
                     applied = event.turn_id
         except grpc.aio.AioRpcError as exc:
@@ -174,7 +182,9 @@ class MatchRunner:
                 return applied, None
             if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                 raise
-            return applied, f"replica {replica} playing the match: {exc.code().name}: {exc.details()}"
+            why = f"replica {replica} playing the match: {exc.code().name}: {exc.details()}"
+            log.warning("game %s: %s after %d turns; playing on turn by turn", game.game_id, why, applied)
+            return applied, why
         finally:
             call.cancel()
         return applied, None

@@ -12,7 +12,7 @@ import signal
 
 import pytest
 from arena_harness import Arena
-from service_kit import Engine, MatchThread, check_clean
+from service_kit import Engine, MatchThread, check_clean, wait_until
 
 from engine_service.rules import Rules
 from store.keys import Keys
@@ -32,6 +32,11 @@ def replica_of(arena: Arena, bot: str) -> str | None:
     return None if raw is None else str(json.loads(raw)["replica"])
 
 
+def session_of(arena: Arena, bot: str) -> str | None:
+    raw = arena.redis.get(Keys(arena.prefix).session(bot))
+    return None if raw is None else str(json.loads(raw)["session_id"])
+
+
 @pytest.mark.parametrize("where", ["same", "other"])
 def test_sdk_bot_killed_and_restarted_continues_its_game(replicas: tuple[Engine, Engine], where: str) -> None:
     a, b = replicas
@@ -44,11 +49,13 @@ def test_sdk_bot_killed_and_restarted_continues_its_game(replicas: tuple[Engine,
     match = MatchThread(arena.prefix, RULES, f"p-{where}", [name, a.healthy[1]], f"phoenix-{where}/1", GRACE_MS)
 
     match.wait_answers(4, seat=0)
+    old = session_of(arena, name)
     first.stop(signal.SIGKILL)
     assert match.thread.is_alive(), "the match ended before the bot was killed"
     back_to = a if where == "same" else b
     arena.start_python_bot("greedy", name, token, back_to.port)
-    arena.wait_connected(name)
+    # the old session's entry may still be there for a moment: wait for the new one's
+    wait_until(lambda: session_of(arena, name) not in (None, old), what="the restarted bot's session")
     assert replica_of(arena, name) == f"127.0.0.1:{back_to.port}"
 
     outcome = match.result()
