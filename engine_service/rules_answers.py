@@ -99,8 +99,8 @@ INLINE_CARDS = 6
 
 def small(method: str, request: Any) -> bool:
     """Whether a question is cheap enough, by its size alone, to answer on the event loop."""
-    if method == "ScoreDeal":
-        return True  # at most 52 cards to count
+    if method == "ScoreDeal":  # a real deal's piles hold 52 cards at most (a bigger question is checked in the pool)
+        return len(request.piles) <= 4 and sum(len(p.cards) for p in request.piles) <= 52
     if method == "LegalPlays":
         cards = 1 if request.card else len(request.position.hand)
     elif method == "ApplyPlay":
