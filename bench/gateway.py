@@ -12,6 +12,10 @@ the real per-move cost, observation and legal plays included:
 - **move, turn by turn**: the runner asks for each move with ``Dispatch.RequestPlay``
   (two hops a move: runner to replica, replica to bot), as it does when the bots
   are on different replicas or after a handoff.
+- **move, played on the replica, bots that only answer**: the same, between two
+  bots of bench/raw_bot.py, which answer every turn at once with legal play 0
+  without reading the observation: the engine service's share of a move, with
+  the bots' own work (the Python SDK's) taken away.
 - **ping-pong**: a raw bidirectional gRPC stream (no protobuf, no logic) echoing a
   message of similar size between two processes.
 
@@ -42,20 +46,22 @@ from engine_service.rules import Rules  # noqa: E402
 from worker.match_runner import MatchRunner  # noqa: E402
 
 
-async def bench_moves(arena: Arena, port: int, matches: int, replica_matches: bool = True) -> tuple[float, int]:
-    """Seconds and moves for ``matches`` one-deal matches between bench-a and bench-b."""
+async def bench_moves(
+    arena: Arena, port: int, matches: int, replica_matches: bool = True, bots: tuple[str, str] = ("bench-a", "bench-b")
+) -> tuple[float, int]:
+    """Seconds and moves for ``matches`` one-deal matches between ``bots``."""
     from redis.asyncio import Redis
 
     redis = Redis.from_url(REDIS_URL)
     runner = MatchRunner(redis, arena.prefix, replica_matches=replica_matches)
     moves = 0
-    tag = "replica" if replica_matches else "turns"
+    tag = ("replica" if replica_matches else "turns") + "/" + bots[0]
     try:
-        await runner.play(Rules.preset("tablic", deals=1), "warm-up", ["bench-a", "bench-b"], f"bench/{tag}/warm")
+        await runner.play(Rules.preset("tablic", deals=1), "warm-up", list(bots), f"bench/{tag}/warm")
         start = time.perf_counter()
         for i in range(matches):
             game_id = f"bench/{tag}/{time.monotonic_ns()}/{i}"
-            out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", ["bench-a", "bench-b"], game_id)
+            out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", list(bots), game_id)
             moves += out.moves
         elapsed = time.perf_counter() - start
     finally:
@@ -100,35 +106,41 @@ def main() -> None:
     blocks, matches, pings = (2, 2, 300) if args.quick else (6, 4, 1000)
 
     arena = temp_arena("gateway")
-    replica, turns, ping = [], [], []
+    replica, turns, raw, ping = [], [], [], []
     moves = 0
     try:
         _, port = arena.start_engine()
         for name in ("bench-a", "bench-b"):
             arena.start_python_bot("random", name, arena.add_bot(name), port)
-        arena.wait_connected("bench-a", "bench-b")
+        raw_bots = ("raw-a", "raw-b")
+        specs = [f"{name}={arena.add_bot(name)}" for name in raw_bots]
+        answering = arena.spawn(
+            "raw-bots", [sys.executable, str(ROOT / "bench/raw_bot.py"), "--address", f"127.0.0.1:{port}", *specs]
+        )
+        answering.wait_for("ready", "the answering bots")
+        arena.wait_connected("bench-a", "bench-b", *raw_bots)
         echo = start_pingpong(arena)
         for _ in range(blocks):
-            seconds, n = asyncio.run(bench_moves(arena, port, matches, replica_matches=True))
-            replica.append(seconds / n)
-            moves += n
-            seconds, n = asyncio.run(bench_moves(arena, port, matches, replica_matches=False))
-            turns.append(seconds / n)
-            moves += n
+            for out, kw in ((replica, {}), (turns, {"replica_matches": False}), (raw, {"bots": raw_bots})):
+                seconds, n = asyncio.run(bench_moves(arena, port, matches, **kw))  # type: ignore[arg-type]
+                out.append(seconds / n)
+                moves += n
             ping.append(asyncio.run(bench_pingpong(echo, pings, 600)) / pings)
     finally:
         arena.close()
 
-    replica_us, turns_us, ping_us = (statistics.median(x) * 1e6 for x in (replica, turns, ping))
+    replica_us, turns_us, raw_us, ping_us = (statistics.median(x) * 1e6 for x in (replica, turns, raw, ping))
     figures = {
         "moves": moves,
         "move_round_trip_us": round(replica_us, 1),
         "moves_per_second": round(1e6 / replica_us, 1),
         "turn_by_turn_move_us": round(turns_us, 1),
+        "answering_bots_move_us": round(raw_us, 1),
         "pingpongs": pings * blocks,
         "pingpong_round_trip_us": round(ping_us, 1),
         "ratio": round(replica_us / ping_us, 2),
         "turn_by_turn_ratio": round(turns_us / ping_us, 2),
+        "answering_bots_ratio": round(raw_us / ping_us, 2),
     }
     if args.json:
         print(json.dumps(figures))
@@ -146,7 +158,11 @@ def main() -> None:
         f"  move, turn by turn           {turns_us:8.1f} µs/move         "
         f"({figures['turn_by_turn_ratio']:.2f} × ping-pong)"
     )
-    print(f"  ({moves} moves in {2 * blocks * (matches + 1)} one-deal matches between two Python SDK bots)")
+    print(
+        f"  move, bots that only answer  {raw_us:8.1f} µs/move         "
+        f"({figures['answering_bots_ratio']:.2f} × ping-pong: the engine's share)"
+    )
+    print(f"  ({moves} moves in {3 * blocks * (matches + 1)} one-deal matches; the first two lines: Python SDK bots)")
 
 
 if __name__ == "__main__":

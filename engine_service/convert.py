@@ -3,7 +3,7 @@
 The hot path (a Turn for every move, read again by the bot) builds the same
 small pieces again and again: the names of a card mask, a play of the deal so
 far, and back. Those are memoized (:func:`_names`, :func:`_record`,
-:func:`_mask`, :func:`_record_from`, :func:`_play_from`); protobuf copies a message into the field
+:func:`play_to_pb`, :func:`_mask`, :func:`_record_from`, :func:`_play_from`); protobuf copies a message into the field
 it is put in, so a shared one is never changed, and the rules-engine values
 are immutable. A bad card name raises as before (a failed call is not cached).
 """
@@ -65,7 +65,9 @@ def _names(mask: int) -> tuple[str, ...]:
     return tuple(card_names(mask))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def play_to_pb(play: Play) -> pb.Play:
+    """Shared and never changed: put it in a field (which copies it), do not edit it."""
     return pb.Play(card=str(play.card), captured=_names(play.mask))
 
 
