@@ -204,8 +204,8 @@ def batch_command(args: list[str]) -> Callable[[], None] | None:
         else:
             return None
     source = given.get("batch")
-    if source is None or (source != "-" and not os.path.isfile(source)):
-        return None
+    if source is None or (source != "-" and not (os.path.isfile(source) and os.access(source, os.R_OK))):
+        return None  # the app says why it cannot read it
     try:
         players = int(given.get("players", "2"))
         rules = Rules.preset(given.get("preset", DEFAULT_PRESET), players=players).with_overrides(

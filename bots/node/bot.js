@@ -665,7 +665,8 @@ class ArenaBot {
    */
   answer(gameId, g) {
     const t = g.turn;
-    g.queue = g.queue.then(() => this.think(gameId, g, t));
+    // think() catches the strategy's errors; this catch keeps the chain going whatever else fails
+    g.queue = g.queue.then(() => this.think(gameId, g, t)).catch((err) => this.log(`game ${gameId}: ${err && err.message}`));
     return g.queue;
   }
 
