@@ -2,10 +2,11 @@
 
 The hot path (a Turn for every move, read again by the bot) builds the same
 small pieces again and again: the names of a card mask, a play of the deal so
-far, and back. Those are memoized (:func:`_names`, :func:`_record`,
-:func:`play_to_pb`, :func:`_mask`, :func:`_record_from`, :func:`_play_from`); protobuf copies a message into the field
-it is put in, so a shared one is never changed, and the rules-engine values
-are immutable. A bad card name raises as before (a failed call is not cached).
+far, and back. Those are memoized (:func:`_names`, :func:`record_to_pb`,
+:func:`play_to_pb`, :func:`_mask`, :func:`_record_from`, :func:`_play_from`);
+protobuf copies a message into the field it is put in, so a shared one is
+never changed, and the rules-engine values are immutable. A bad card name
+raises as before (a failed call is not cached).
 """
 
 from __future__ import annotations
@@ -80,14 +81,10 @@ def _play_from(card: str, captured: tuple[str, ...]) -> Play:
     return Play.of(card, list(captured))
 
 
-def record_to_pb(p: PlayRecord) -> pb.PlayRecord:
-    return pb.PlayRecord(seat=p.seat, card=_names(1 << p.card)[0], captured=_names(p.mask), bonus=p.bonus, auto=p.auto)
-
-
 @functools.lru_cache(maxsize=1 << 14)
-def _record(p: PlayRecord) -> pb.PlayRecord:
-    """A shared, never-changed message of one play of a deal."""
-    return record_to_pb(p)
+def record_to_pb(p: PlayRecord) -> pb.PlayRecord:
+    """Shared and never changed: put it in a field (which copies it), do not edit it."""
+    return pb.PlayRecord(seat=p.seat, card=_names(1 << p.card)[0], captured=_names(p.mask), bonus=p.bonus, auto=p.auto)
 
 
 def observation_to_pb(obs: Observation) -> pb.Observation:
@@ -103,7 +100,7 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
         table=_names(obs.table),
         piles=[pb.CardList(cards=_names(p)) for p in obs.piles],
         hand_counts=obs.hand_counts,
-        plays=[_record(p) for p in obs.plays],
+        plays=[record_to_pb(p) for p in obs.plays],
         deal_bonus=obs.deal_bonus,
         scores=obs.scores,
         unseen=_names(obs.unseen),

@@ -53,8 +53,8 @@ def turn_message(match: Match, game_id: str, turn_id: int) -> apb.Turn:
     )
 
 
-def apply_response(match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> bool:
-    """Apply what the seat's bot did; False if a PLAYED answer was not legal here.
+def apply_response(match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> None:
+    """Apply what the seat's bot did.
 
     A timeout follows ``timeout_action`` (trail the lowest card, or forfeit); a
     bot still gone after the grace period forfeits. A play the engine refuses
@@ -62,19 +62,17 @@ def apply_response(match: Match, seat: int, resp: dpb.PlayResponse, conduct: Sea
     as a timeout.
     """
     conduct.illegal += resp.rejected
-    applied = True
     if resp.outcome == Outcome.PLAYED:
         try:
             match.play(convert.play_from_pb(resp.play))
             conduct.moves += 1
-            return True
+            return
         except (IllegalPlayError, ValueError):
             conduct.illegal += 1
-            applied = False
     if resp.outcome == Outcome.DISCONNECTED:
         conduct.forfeit = True
         match.forfeit(seat)
-        return applied
+        return
     conduct.timeouts += 1
     if match.rules.timeout_action == "forfeit":
         conduct.forfeit = True
@@ -82,4 +80,3 @@ def apply_response(match: Match, seat: int, resp: dpb.PlayResponse, conduct: Sea
     else:
         conduct.auto += 1
         match.play(match.timeout_play(), auto=True)
-    return applied

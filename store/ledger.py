@@ -136,19 +136,15 @@ class Ledger:
 
         Atomic, and never moves a done match (only :meth:`commit` makes one).
         """
-        if state not in (*MATCH_STATES, "planned"):
-            raise ValueError(f"unknown match state {state!r}")
-        extra = [str(x) for kv in fields.items() for x in kv]
-        return bool(self._set_state(keys=state_keys(keys, match_id), args=[match_id, state, *extra]))
+        extra = _state_args(state, fields)
+        return bool(self._set_state(keys=state_keys(keys, match_id), args=[match_id, *extra]))
 
     def set_states(self, keys: LeagueKeys, match_ids: Sequence[str], state: str, **fields: object) -> None:
         """:meth:`set_state` for many matches, in one round trip (each still atomic on its own)."""
-        if state not in (*MATCH_STATES, "planned"):
-            raise ValueError(f"unknown match state {state!r}")
-        extra = [str(x) for kv in fields.items() for x in kv]
+        extra = _state_args(state, fields)
         pipe = self.r.pipeline(transaction=False)
         for match_id in match_ids:
-            self._set_state(keys=state_keys(keys, match_id), args=[match_id, state, *extra], client=pipe)
+            self._set_state(keys=state_keys(keys, match_id), args=[match_id, *extra], client=pipe)
         pipe.execute()
 
     def commit(
@@ -253,3 +249,10 @@ def placing(totals: Sequence[int], winner: int | None, forfeit_team: int | None)
     if forfeit_team is not None:
         out[forfeit_team] = -1e9
     return out
+
+
+def _state_args(state: str, fields: Mapping[str, object]) -> list[str]:
+    """The set-state script's arguments after the match id: the state, then field, value, ..."""
+    if state not in (*MATCH_STATES, "planned"):
+        raise ValueError(f"unknown match state {state!r}")
+    return [state, *(str(x) for kv in fields.items() for x in kv)]
