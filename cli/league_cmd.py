@@ -162,8 +162,10 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
     st = LeagueStore(connect(settings.redis_url, ride_out=True), settings.prefix)  # a scheduler outlives outages
     st.load(league_id)  # a clear error now if there is no such league
     enqueue = MatchQueue(celery_app, settings.queue)
+    broker = settings.broker_url
+    watch = [connect(broker, ride_out=True)] if broker != settings.redis_url and broker.startswith("redis") else []
     if quiet:
-        return Feeder(st, league_id, enqueue, window).run()
+        return Feeder(st, league_id, enqueue, window, watch=watch).run()
     if not console.is_terminal:  # a log, not a bar: one line every few seconds and at the end
         last = {"at": 0.0}
 
@@ -172,7 +174,7 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
                 last["at"] = time.monotonic()
                 console.print(progress_line(s), highlight=False)
 
-        return Feeder(st, league_id, enqueue, window, on_progress=log_line).run()
+        return Feeder(st, league_id, enqueue, window, on_progress=log_line, watch=watch).run()
     with progress_bar() as bar:
         task = bar.add_task(league_id, total=None, extra="")
 
@@ -182,7 +184,7 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
                 extra += f", [yellow]{note}[/]"
             bar.update(task, total=s.total, completed=s.done + s.failed, extra=extra)
 
-        return Feeder(st, league_id, enqueue, window, on_progress=show).run()
+        return Feeder(st, league_id, enqueue, window, on_progress=show, watch=watch).run()
 
 
 def _report_end(name: str, status: LeagueStatus) -> None:

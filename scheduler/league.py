@@ -8,9 +8,13 @@ in flight and enqueues more as results land. It never needs a person:
   what is done, and re-enqueues everything queued or running (a duplicate
   delivery is harmless: the lease and the idempotent commit make a match count
   once). Failed matches get a fresh budget of attempts (``league retry``).
-- **Redis away** (restarted, paused): its client waits it out (:mod:`store.client`)
-  and the queue sender retries the broker; after such a stall it re-enqueues
-  what was in flight, in case a message was lost with the outage.
+- **Redis away** (restarted, paused, cut off): its client waits it out
+  (:mod:`store.client`) and the queue sender retries the broker. A worker that
+  loses the broker drops the message it had reserved but not started, and that
+  message then waits in the broker's unacked set for the visibility timeout
+  (hours); so after any outage the feeder saw (its client waited one out, a send
+  had to wait, or a Redis it watches came back with a new ``run_id``: restarted)
+  it re-enqueues every match in flight.
 - **A worker killed or stalled**: a running match whose lease has expired is
   put back in the queue within a poll, not after the broker's visibility timeout.
 - **A bot not connected**: its matches are held back while the others play, the
@@ -27,22 +31,24 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+
+import redis
 
 from engine_service.rules import Match, match_record
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
 from scheduler.planners import AdaptivePlanner, FixedPlanner, Planner, SprtPlanner
 from scheduler.ratings import Outcome
+from store.client import outages_ridden_out
 from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
 from store.ledger import mirror_unit
 from store.results import LeagueResults
 from worker.match_runner import SeatConduct
 
 TASK_NAME = "tablanette.play_match"
-STALL_S = 5.0
-"""A pass of the feeder slower than this went through an outage: re-send what is in flight."""
 PRESENCE_EVERY_S = 1.0
+"""How often the feeder looks at who is connected, and whether a Redis it watches was restarted."""
 
 log = logging.getLogger("tablanette.scheduler")
 
@@ -99,9 +105,13 @@ class Feeder:
     fresh: list[str] = field(default_factory=list)
     absent: dict[str, float] = field(default_factory=dict)
     quarantined: set[str] = field(default_factory=set)
+    watch: Sequence[redis.Redis] = ()
+    """Other Redis servers whose restart may lose matches in flight (the broker, when it is not the store)."""
     _presence_at: float = 0.0
-    _sending_s: float = 0.0
-    """Time this pass spent sending matches through a broker that never failed: work, not a stall."""
+    _outages: tuple[object, ...] = ()
+    """What :meth:`_outage_mark` said at the last re-send."""
+    _run_ids: tuple[object, ...] = ()
+    _run_ids_at: float = 0.0
 
     @property
     def results(self) -> LeagueResults:
@@ -115,10 +125,9 @@ class Feeder:
         self.planner = planner_for(league)
         self.store.write_plan(league, self.planner.initial())
         self.seats = self.store.seats(self.league_id)  # extensions of an earlier run included
+        self._outages = self._outage_mark()
         self._resend_in_flight()
         while True:
-            started = time.monotonic()
-            self._sending_s = 0.0
             st = self.store.status(self.league_id)
             if self.on_progress is not None:
                 self.on_progress(st)
@@ -132,12 +141,18 @@ class Feeder:
                 self._plan_more(st)
             self._fill(st)
             self._say_whether_waiting(st, league)
-            if (took := time.monotonic() - started - self._sending_s) > STALL_S:
-                log.warning(
-                    "league %s: a pass took %.0f s (an outage?); re-sending what is in flight", self.league_id, took
-                )
+            if (mark := self._outage_mark()) != self._outages:
+                self._outages = mark
+                log.warning("league %s: after an outage, re-sending every match in flight", self.league_id)
                 self._resend_in_flight()
             time.sleep(self.poll)
+
+    def _outage_mark(self) -> tuple[object, ...]:
+        """Changes when an outage may have lost a message: one ridden out, a send that waited, a restart."""
+        if time.monotonic() - self._run_ids_at >= PRESENCE_EVERY_S or not self._run_ids:
+            self._run_ids_at = time.monotonic()
+            self._run_ids = tuple(r.info("server").get("run_id") for r in (self.store.r, *self.watch))
+        return (outages_ridden_out(), getattr(self.enqueue, "outages", 0), self._run_ids)
 
     def _plan_more(self, st: LeagueStatus) -> bool:
         """Ask the planner for more matches while the window has room; False once it needs no more."""
@@ -222,15 +237,12 @@ class Feeder:
             return
         # Marked queued first: a feeder stopped before sending sends them again (_resend_in_flight).
         self.store.mark_all_queued(self.league_id, going)
-        sending, outages = time.monotonic(), getattr(self.enqueue, "outages", None)
         many = getattr(self.enqueue, "many", None)
         if many is not None:
             many(self.league_id, going)
         else:
             for mid in going:
                 self.enqueue(self.league_id, mid)
-        if outages is not None and getattr(self.enqueue, "outages", None) == outages:  # no outage meanwhile
-            self._sending_s += time.monotonic() - sending
 
     def _say_whether_waiting(self, st: LeagueStatus, league: League) -> None:
         """``waiting`` (or ``paused`` past the absence limit) while only held-back matches are left."""

@@ -39,6 +39,7 @@ _LOCK = threading.Lock()
 _DOWN_SINCE: dict[str, float] = {}
 _LOGGED: dict[str, float] = {}
 """Per Redis (not per connection: redis-py copies a Retry into every connection), when it went away."""
+_ENDED = [0]
 
 
 def _failed(what: str, error: Exception) -> None:
@@ -57,8 +58,19 @@ def _answered(what: str) -> None:
     with _LOCK:
         since = _DOWN_SINCE.pop(what, None)
         _LOGGED.pop(what, None)
+        _ENDED[0] += since is not None
     if since is not None:
         log.warning("%s is back after %.1f s", what, time.monotonic() - since)
+
+
+def outages_ridden_out() -> int:
+    """How many outages this process's ride-out clients have waited out so far (any Redis).
+
+    A caller that keeps work in flight elsewhere (the scheduler's matches in the
+    broker) compares it between passes: a change means something may have been
+    lost with the outage.
+    """
+    return _ENDED[0]
 
 
 class RideOutRetry(Retry):

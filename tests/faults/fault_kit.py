@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,14 +36,15 @@ THINK_MS = "25"
 REPORT = Path(os.environ.get("TABLANETTE_ARTIFACTS", "artifacts")) / "fault-recovery.txt"
 
 
-def wait_until(check: object, timeout: float, what: str) -> object:
+def wait_until(check: object, timeout: float, what: str | Callable[[], str]) -> object:
+    """``check()``'s first true value; else a TimeoutError saying ``what`` (a callable: as it stands then)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()  # type: ignore[operator]
         if value:
             return value
         time.sleep(0.05)
-    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what() if callable(what) else what}")
 
 
 @dataclass
@@ -157,7 +159,7 @@ class FaultArena:
     def check_clean(self) -> None:
         feeder = self.feeder
         assert feeder is not None
-        wait_until(lambda: not feeder.alive(), 300, "the scheduler to finish the league:\n" + feeder.tail(3000))
+        wait_until(lambda: not feeder.alive(), 300, self._stuck)
         assert feeder.popen.returncode == 0, feeder.tail(3000)
         store = LeagueStore(self.arena.redis, self.arena.prefix)
         status = store.status(LEAGUE)
@@ -179,6 +181,15 @@ class FaultArena:
         untouched = [c for c in self.arena.children if c.name.split("-")[0] not in ("redis", "scheduler")]
         dead = [c.name for c in untouched if c.name not in self.restarted and not c.alive()]
         assert not dead, f"processes the test did not touch have died (nothing may need a restart): {dead}"
+
+    def _stuck(self) -> str:
+        """Why the league has not finished: its matches' troubles and every process's last lines."""
+        store = LeagueStore(self.arena.redis, self.arena.prefix)
+        lines = [f"the scheduler to finish the league; {store.status(LEAGUE)}", f"troubles: {store.troubles(LEAGUE)}"]
+        lines += [f"in flight: {store.unfinished(LEAGUE)}"]
+        for child in self.arena.children:
+            lines += [f"--- {child.name} ({'alive' if child.alive() else 'dead'})", child.tail(1500)]
+        return "\n".join(lines)
 
     def kill(self, child: Child, sig: int = signal.SIGKILL) -> float:
         child.send_signal(sig)
