@@ -2,12 +2,14 @@
 
 ``choose`` receives the seat's :class:`~engine_service.rules.Observation` (with
 its ``legal_plays`` filled in) and returns one of those plays. The same class runs
-in-process (self-play, tests) and over gRPC through the SDK.
+in-process (self-play, tests) and over gRPC through the SDK. Two optional hooks
+bracket a match: ``new_match`` before its first turn, ``end_match`` with its result.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from engine_service.rules import Match, Observation, Play, Rules
 
@@ -25,6 +27,11 @@ class Bot:
     def new_match(self, rules: Rules, seat: int) -> None:
         """Called before a match starts; override to reset per-match state."""
 
+    def end_match(self, result: Mapping[str, Any]) -> None:
+        """Called when a match is over, with ``winner`` (a team; -1 for a draw), ``reason`` and ``score``
+        (match totals per team). Over gRPC only when the arena says so: a match the bot forfeited while
+        it was away may end without it."""
+
     @property
     def label(self) -> str:
         """``name@version`` (or just the name), as records list players."""
@@ -41,4 +48,8 @@ def play_match(rules: Rules, seed: str, bots: Sequence[Bot]) -> Match:
     while not match.is_over:
         seat = match.turn
         match.play(bots[seat].choose(match.observation(seat)))
+    assert match.result is not None
+    winner = -1 if match.result.winner is None else match.result.winner
+    for bot in bots:
+        bot.end_match({"winner": winner, "reason": match.result.reason, "score": list(match.totals)})
     return match

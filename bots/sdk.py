@@ -40,6 +40,7 @@ suggests). It logs its welcome, each game's start and result.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import queue
@@ -56,6 +57,7 @@ from engine_service import convert
 from engine_service.rules import Rules
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
+from tablanette.v1 import game_pb2 as gpb
 
 from .base import Bot
 
@@ -323,7 +325,8 @@ class BotClient:
                     elif kind == "game_over":
                         self.finished.append(msg.game_over)
                         self._log_result(msg.game_over)
-                        self.games.pop(msg.game_over.game_id, None)
+                        if (info := self.games.pop(msg.game_over.game_id, None)) is not None:
+                            self._submit_end(info, msg.game_over.result)
             except grpc.RpcError as exc:
                 if not (self._stop.is_set() and exc.code() == grpc.StatusCode.CANCELLED):
                     raise
@@ -361,6 +364,20 @@ class BotClient:
         except RuntimeError:  # "cannot schedule new futures after shutdown": stop() won the race
             if not self._stop.is_set():
                 raise
+
+    def _submit_end(self, info: GameInfo, result: gpb.MatchResult) -> None:
+        """``end_match`` on a pool thread, after the game's last answer (it takes the game's lock)."""
+        ended = {"winner": result.winner, "reason": result.reason, "score": list(result.score)}
+
+        def end() -> None:
+            with info.lock:
+                try:
+                    info.bot.end_match(ended)
+                except Exception:
+                    log.exception("%s: end_match raised", self.name)
+
+        with contextlib.suppress(RuntimeError):  # the client is stopping: its pool is shut down
+            self._pool.submit(end)
 
     def _play_turn(self, turn: apb.Turn, received: float, outbox: queue.Queue[apb.BotMessage | None]) -> None:
         """Answer one turn (on a pool thread); a game's turns one at a time."""

@@ -33,6 +33,7 @@ from typing import TextIO
 
 import redis
 
+from bots.child import stop_with_parent
 from config.settings import DEFAULT_REDIS_URL
 from store.keys import Keys
 from store.tokens import BotTokens
@@ -137,24 +138,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-STOP_WITH_PARENT = (
-    "import ctypes, os, sys\n"
-    "parent = int(sys.argv[1])\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG: SIGTERM when the parent dies\n"
-    "if os.getppid() != parent: sys.exit(0)  # it died already\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
-)
-"""A child first runs this (then execs the real program) so that it stops when the supervisor dies, however it
-dies. Not a ``preexec_fn``: Python code between fork and exec can deadlock a parent with threads (gRPC's)."""
-
-
-def _stop_with_parent(argv: list[str]) -> list[str]:
-    """``argv`` wrapped so that the program gets SIGTERM when this process dies (Linux; elsewhere unchanged)."""
-    if sys.platform != "linux":
-        return argv
-    return [sys.executable, "-c", STOP_WITH_PARENT, str(os.getpid()), *argv]
-
-
 def output_closed(stream: TextIO | None = None) -> bool:
     """Whether nobody reads ``stream`` (standard output) any more: a pipe whose reader has gone."""
     try:
@@ -218,7 +201,7 @@ class LocalArena:
         log = self.logs / f"{name}.log"
         with log.open("wb") as fh:  # a fresh log per run: start-up lines of an old run must not be read as this one's
             popen = subprocess.Popen(
-                _stop_with_parent(argv),
+                stop_with_parent(argv),
                 stdout=fh,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

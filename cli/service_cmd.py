@@ -1,4 +1,4 @@
-"""``tablanette serve`` and ``tablanette bot add | list | revoke | run``."""
+"""``tablanette serve`` and ``tablanette bot add | list | revoke | run | bridge``."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from store.tokens import BotTokens, TokenError
 
 from .common import arena_settings, console, err_console, fail, redis_client
 
-bot_app = typer.Typer(help="Register bots, issue and revoke tokens, run a built-in bot.", no_args_is_help=True)
+bot_app = typer.Typer(
+    help="Register bots, issue and revoke tokens, run a built-in bot or bridge a program.", no_args_is_help=True
+)
 
 
 def serve(
@@ -102,3 +104,25 @@ def run_bot(
     from bots.__main__ import run_builtin
 
     raise typer.Exit(run_builtin(name, address, token, as_name, max_games, None, ca))
+
+
+@bot_app.command("bridge", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})
+def bridge(
+    command: Annotated[list[str], typer.Argument(help="The program and its arguments, after `--`.")],
+    as_name: Annotated[str, typer.Option("--as", help="The bot's registered name.")],
+    address: Annotated[
+        str, typer.Option(envvar="TABLANETTE_ADDRESS", help="Engine service replicas, comma-separated.")
+    ] = "127.0.0.1:50051",
+    token: Annotated[str | None, typer.Option(envvar="TABLANETTE_TOKEN")] = None,
+    max_games: Annotated[int, typer.Option(min=1, help="Games at once (one run of the program each).")] = 4,
+    version: Annotated[str, typer.Option(help="A version label for the records.")] = "",
+    ca: Annotated[str | None, typer.Option(help="CA certificate for TLS.")] = None,
+) -> None:
+    """Play as NAME through a program that speaks JSON lines on stdin/stdout (docs/jsonlines.md).
+
+    Example: `tablanette bot bridge --as perly -- perl bots/jsonlines/greedy.pl`.
+    One run of the program per game; it needs no gRPC library.
+    """
+    from bots.bridge import run_bridge
+
+    raise typer.Exit(run_bridge(command, as_name, address, token, max_games, ca, version))

@@ -1,0 +1,225 @@
+"""Bots in any language: the JSON-lines bridge between a program's stdin/stdout and the arena.
+
+``tablanette bot bridge --as NAME -- ./mybot ARGS`` connects to the arena as bot
+``NAME`` with the Python SDK and, for each game, runs ``./mybot ARGS`` and speaks
+the JSON-lines protocol with it (docs/jsonlines.md): a ``start`` line, one
+``turn`` line per turn of its seat, each answered by one line naming a legal
+play, and an ``end`` line, after which its input is closed. A program needs no
+gRPC library, only lines of JSON: any language will do.
+
+What the program gets wrong costs it a move, never the connection: an answer
+that is not JSON, names no legal play or comes too late is logged with the
+program's own last error lines, and the SDK answers the engine's timeout play
+(a late answer is then skipped, so the next turn's answer is not taken for
+it). A program that exits mid-game is started again for its next turn (turns
+carry the whole observation, so it can go on), at most ``RESTARTS`` times a game.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine_service.rules import Observation, Play, Rules
+from engine_service.rules.cards import format_cards
+
+from .base import Bot
+from .child import ChildError, ChildProgram, check_runnable
+from .sdk import Clock
+
+log = logging.getLogger("tablanette.bridge")
+PROTOCOL = 1
+RESTARTS = 2
+"""Times a game's program may be started again after it exited mid-game."""
+LATE_S = 0.25
+"""Seconds past the turn's deadline the bridge still waits (the arena has timed the turn out by then)."""
+
+
+class BridgeError(RuntimeError):
+    """The program's answer cannot be played (the SDK then answers the timeout play)."""
+
+
+def _cards(mask: int) -> list[str]:
+    return format_cards(mask).split() if mask else []
+
+
+def turn_message(obs: Observation, time_left_ms: int) -> dict[str, Any]:
+    """The ``turn`` line for ``obs``: the seat's whole view, its legal plays, and its time."""
+    return {
+        "type": "turn",
+        "seat": obs.seat,
+        "team": obs.team,
+        "turn": obs.turn,
+        "deal_index": obs.deal_index,
+        "dealer": obs.dealer,
+        "round": obs.round,
+        "rounds_left": obs.rounds_left,
+        "hand": _cards(obs.hand),
+        "table": _cards(obs.table),
+        "piles": [_cards(p) for p in obs.piles],
+        "hand_counts": list(obs.hand_counts),
+        "plays": [{"seat": p.seat, "play": str(p.play), "bonus": p.bonus, "auto": p.auto} for p in obs.plays],
+        "deal_bonus": list(obs.deal_bonus),
+        "scores": list(obs.scores),
+        "unseen": _cards(obs.unseen),
+        "stock_count": obs.stock_count,
+        "legal_plays": [str(p) for p in obs.legal_plays],
+        "time_left_ms": time_left_ms,
+    }
+
+
+def parse_answer(line: str, legal: Sequence[Play]) -> Play:
+    """The play an answer line names: ``{"play": INDEX}`` into the legal plays, or ``{"play": "9C:AH,8H"}``."""
+    try:
+        answer = json.loads(line)
+    except ValueError:
+        raise BridgeError(f"the answer is not JSON: {line[:200]!r}") from None
+    if not isinstance(answer, dict) or "play" not in answer:
+        raise BridgeError(f'the answer must be an object with a "play": {line[:200]!r}')
+    chosen = answer["play"]
+    if isinstance(chosen, int) and not isinstance(chosen, bool):
+        if not 0 <= chosen < len(legal):
+            raise BridgeError(f"play index {chosen} is out of range: there are {len(legal)} legal plays")
+        return legal[chosen]
+    if isinstance(chosen, str):
+        try:
+            play = Play.parse(chosen)
+        except ValueError as exc:
+            raise BridgeError(f"cannot read the play {chosen!r}: {exc}") from None
+        if play not in legal:
+            raise BridgeError(f"{play} is not a legal play here; legal: {', '.join(map(str, legal))}")
+        return play
+    raise BridgeError(f'"play" must be an index or a play such as "9C:AH,8H", not {chosen!r}')
+
+
+class ProgramBot(Bot):
+    """A bot whose every decision comes from a program over JSON lines; one run of it per game."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        name: str = "bridged",
+        version: str = "",
+        cwd: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+        on_program: Callable[[ChildProgram], None] | None = None,
+    ) -> None:
+        self.argv, self.cwd, self.env = list(argv), cwd, env
+        self.name, self.version = name, version
+        self.on_program = on_program
+        """Told of every program started (the bridge stops them all when it stops)."""
+        self.program: ChildProgram | None = None
+        self.rules: Rules | None = None
+        self.seat = 0
+        self.starts = 0
+        self.owed = 0
+        """Turns that timed out whose answers are still to come: the next lines are theirs, and are skipped."""
+        self._lock = threading.Lock()
+
+    def new_match(self, rules: Rules, seat: int) -> None:
+        self.rules, self.seat = rules, seat  # the program starts with the first turn, on a turn thread
+
+    def _running(self) -> ChildProgram:
+        if self.program is not None and self.program.alive():
+            return self.program
+        if self.starts > RESTARTS:
+            raise BridgeError(f"{self.argv[0]} was started {self.starts} times this game; it is not started again")
+        if self.program is not None:
+            log.warning("%s: %s; starting it again", self.name, self.program.ended())
+        self.starts += 1
+        self.owed = 0
+        self.program = ChildProgram(self.argv, self.cwd, self.env)
+        if self.on_program is not None:
+            self.on_program(self.program)
+        rules = self.rules or Rules.preset()
+        start = {"type": "start", "protocol": PROTOCOL, "seat": self.seat, "rules": rules.to_dict()}
+        self.program.write_line(json.dumps(start))
+        return self.program
+
+    def choose(self, observation: Observation, clock: Clock | None = None) -> Play:
+        with self._lock:
+            remaining = clock.remaining() if clock is not None else 10.0
+            try:
+                program = self._running()
+                program.write_line(json.dumps(turn_message(observation, int(remaining * 1000))))
+                while True:
+                    line = program.read_line(clock.remaining() + LATE_S if clock is not None else remaining)
+                    if line is None:
+                        self.owed += 1
+                        raise BridgeError(f"{self.argv[0]} gave no answer within the turn's {remaining:.2f} s")
+                    if self.owed:  # the late answer to an earlier turn
+                        self.owed -= 1
+                        continue
+                    if line:
+                        return parse_answer(line, observation.legal_plays)
+            except ChildError as exc:
+                raise BridgeError(str(exc)) from None
+
+    def end_match(self, result: Mapping[str, Any]) -> None:
+        """Tell the program the result, close its input, and let it go (killed if it lingers)."""
+        with self._lock:
+            program, self.program = self.program, None
+        if program is None:
+            return
+        with contextlib.suppress(ChildError):  # it has gone already
+            program.write_line(json.dumps({"type": "end", **result}))
+        program.stop()
+
+
+def run_bridge(
+    argv: Sequence[str],
+    name: str,
+    address: str,
+    token: str | None,
+    max_games: int = 4,
+    ca: str | None = None,
+    version: str = "",
+) -> int:
+    """Connect as ``name`` and play every game through a run of ``argv``, until SIGTERM or Ctrl-C."""
+    import signal
+    import sys
+
+    from .sdk import BotClient, BotRejected
+
+    if not token:
+        print("error: set TABLANETTE_TOKEN (or give --token); `tablanette bot add NAME` prints one", file=sys.stderr)
+        return 2
+    if not argv:
+        print("error: give the program to run after `--`, e.g. `-- ./mybot`", file=sys.stderr)
+        return 2
+    try:
+        check_runnable(argv[0])
+    except ChildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    programs: list[ChildProgram] = []
+    lock = threading.Lock()
+
+    def started(program: ChildProgram) -> None:
+        with lock:
+            programs[:] = [p for p in programs if p.alive()] + [program]
+
+    def new_player() -> Bot:
+        return ProgramBot(argv, name, version, on_program=started)
+
+    tls = Path(ca).read_bytes() if ca else None
+    client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls)
+    signal.signal(signal.SIGTERM, lambda *_: client.stop())
+    signal.signal(signal.SIGINT, lambda *_: client.stop())
+    print(f"bot {name} (bridged: {' '.join(argv)}) connecting to {', '.join(client.addresses)}", file=sys.stderr)
+    try:
+        client.run_forever()
+    except BotRejected as exc:
+        print(f"error: the arena refused bot {name}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        with lock:
+            for program in programs:
+                program.stop(grace=0.2)
+    return 0

@@ -1,0 +1,160 @@
+"""A child program spoken to in lines: started so that it dies with us, read without ever blocking us.
+
+:class:`ChildProgram` runs a command with its standard input, output and error
+as pipes. Lines it writes on standard output are read by a thread of their own
+into a queue, so :meth:`ChildProgram.read_line` waits at most its timeout, and a
+line longer than ``max_line`` ends the program (a flood must not grow our
+memory). Standard error is kept as its last lines, for a report when it fails.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+STOP_WITH_PARENT = (
+    "import ctypes, os, sys\n"
+    "parent = int(sys.argv[1])\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG: SIGTERM when the parent dies\n"
+    "if os.getppid() != parent: sys.exit(0)  # it died already\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+"""A child first runs this (then execs the real program) so that it stops when its parent dies, however it
+dies. Not a ``preexec_fn``: Python code between fork and exec can deadlock a parent with threads (gRPC's)."""
+
+
+def stop_with_parent(argv: Sequence[str]) -> list[str]:
+    """``argv`` wrapped so that the program gets SIGTERM when this process dies (Linux; elsewhere unchanged)."""
+    if sys.platform != "linux":
+        return list(argv)
+    return [sys.executable, "-c", STOP_WITH_PARENT, str(os.getpid()), *argv]
+
+
+class ChildError(RuntimeError):
+    """The program cannot answer: it exited, closed its output, flooded it, or was never started."""
+
+
+def check_runnable(program: str, cwd: str | Path | None = None) -> None:
+    """A clear error now for a program that is not there (the wrapper would only exit with status 1)."""
+    if "/" in program:
+        path = Path(cwd or ".") / program
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise ChildError(f"cannot start {program}: no such executable file")
+    elif shutil.which(program) is None:
+        raise ChildError(f"cannot start {program}: not found on PATH")
+
+
+_EOF = object()
+
+
+class ChildProgram:
+    """One run of a command; see the module's doc."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        cwd: str | Path | None = None,
+        env: Mapping[str, str] | None = None,
+        max_line: int = 1 << 16,
+        stderr_lines: int = 40,
+    ) -> None:
+        if not argv:
+            raise ValueError("no command given")
+        self.argv = list(argv)
+        self.max_line = max_line
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_lines)
+        self._lines: queue.Queue[object] = queue.Queue()
+        self._why_ended = ""
+        check_runnable(self.argv[0], cwd)
+        try:
+            self.proc = subprocess.Popen(
+                stop_with_parent(self.argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env) if env is not None else None,
+            )
+        except OSError as exc:
+            raise ChildError(f"cannot start {self.argv[0]}: {exc}") from None
+        threading.Thread(target=self._read_stdout, daemon=True, name=f"child-{self.proc.pid}-out").start()
+        threading.Thread(target=self._read_stderr, daemon=True, name=f"child-{self.proc.pid}-err").start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        try:
+            while line := self.proc.stdout.readline(self.max_line + 1):
+                if len(line) > self.max_line and not line.endswith(b"\n"):
+                    self._why_ended = f"it wrote a line longer than {self.max_line} bytes"
+                    self.proc.kill()
+                    break
+                self._lines.put(line.decode("utf-8", errors="replace").strip())
+        except (OSError, ValueError):
+            pass
+        self._lines.put(_EOF)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        try:
+            for line in self.proc.stderr:
+                self.stderr_tail.append(line[:500].decode("utf-8", errors="replace").rstrip())
+        except (OSError, ValueError):
+            pass
+
+    def write_line(self, text: str) -> None:
+        """Send one line (``text`` must hold no newline)."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(text.encode() + b"\n")
+            self.proc.stdin.flush()
+        except (OSError, ValueError):  # a broken pipe: it has gone
+            raise ChildError(self.ended()) from None
+
+    def read_line(self, timeout: float) -> str | None:
+        """The next line it writes (stripped), or None if none comes within ``timeout`` seconds."""
+        try:
+            line = self._lines.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return None
+        if line is _EOF:
+            self._lines.put(_EOF)  # every later read says so too
+            raise ChildError(self.ended())
+        assert isinstance(line, str)
+        return line
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def ended(self) -> str:
+        """Why it cannot answer, with its exit status and last error lines."""
+        try:
+            status = self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            status = None
+        if self._why_ended:
+            why = self._why_ended
+        elif status is None:
+            why = "it closed its output"
+        else:
+            why = f"it exited with status {status}" if status >= 0 else f"it was killed by signal {-status}"
+        tail = " | ".join(self.stderr_tail)
+        return f"{self.argv[0]}: {why}" + (f"; its last error output: {tail}" if tail else "")
+
+    def stop(self, grace: float = 1.0) -> None:
+        """Close its input (the polite way to say: done), then kill it if it has not exited after ``grace`` s."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
