@@ -1,13 +1,15 @@
 """The cost of the JSON-lines bridge (docs/jsonlines.md): a move through a program's pipes, beside in-process.
 
-Both seats play the same trivial strategy (the first capture, else the first
+Seat 0 plays the same trivial strategy (the first capture, else the first
 legal play), so what differs is only the way the decision travels:
 
 - **in-process**: a :class:`~bots.Bot` whose ``choose`` applies the strategy to
   the :class:`~engine_service.rules.Observation` directly;
 - **bridged**: a :class:`~bots.bridge.ProgramBot` running a small Python program
   that gets the ``turn`` line (the whole view as JSON), applies the strategy and
-  writes its answer: JSON encoding, two pipe hops, the program's decoding.
+  writes its answer: JSON encoding, two pipe hops, the program's decoding;
+- **sandboxed**: the same program in a sandbox (:mod:`bots.sandbox`: bubblewrap
+  namespaces, a cgroup with CPU and memory limits), where the machine allows one.
 
 Matches alternate between the two in blocks, so load hits both alike; the
 medians of the blocks are kept. Start-up (the program's first answer, once per
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -30,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from bots.base import Bot  # noqa: E402
 from bots.bridge import ProgramBot  # noqa: E402
+from bots.sandbox import Limits, Sandbox, unavailable  # noqa: E402
 from bots.sdk import Clock  # noqa: E402
 from engine_service.rules import Match, Observation, Play, Rules  # noqa: E402
 
@@ -84,38 +88,61 @@ def main() -> None:
     args = parser.parse_args()
     blocks, per_block = (3, 2) if args.quick else (7, 6)
     rules = Rules.preset("tablic").with_overrides({"deals": 1})
+    boxed = unavailable() is None
+    kinds = ["inproc", "bridged"] + (["sandboxed"] if boxed else [])
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "first_capture.py"
-        path.write_text(PROGRAM)
-        argv = [sys.executable, str(path)]
-        inproc_blocks, bridged_blocks, startups = [], [], []
+        folder = Path(tmp)
+        folder.chmod(0o755)  # the sandbox's unprivileged user reads it
+        (folder / "first_capture.py").write_text(PROGRAM)
+        python = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin") or sys.executable  # the sandbox's
+
+        def make(kind: str) -> Bot:
+            if kind == "inproc":
+                return FirstCapture()
+            if kind == "bridged":
+                return ProgramBot([python, str(folder / "first_capture.py")], kind)
+            return ProgramBot(["python3", "first_capture.py"], kind, launcher=lambda: Sandbox(folder, Limits(), kind))
+
+        move_blocks: dict[str, list[float]] = {k: [] for k in kinds}
+        startups: dict[str, list[float]] = {k: [] for k in kinds}
         for b in range(blocks):
-            for kind, out in (("inproc", inproc_blocks), ("bridged", bridged_blocks)):
+            for kind in kinds:
                 moves: list[float] = []
                 for m in range(per_block):
-                    bot: Bot = FirstCapture() if kind == "inproc" else ProgramBot(argv, "bridged")
-                    times, first = play(bot, f"bench-{b}-{m}", rules)
+                    times, first = play(make(kind), f"bench-{b}-{m}", rules)
                     moves += times
-                    if kind == "bridged":
-                        startups.append(first)
-                out.append(statistics.median(moves))
-    inproc, bridged = statistics.median(inproc_blocks), statistics.median(bridged_blocks)
-    startup = statistics.median(startups)
-    figures = {
-        "inproc_move_us": round(inproc * 1e6, 1),
-        "bridged_move_us": round(bridged * 1e6, 1),
-        "bridge_overhead_us": round((bridged - inproc) * 1e6, 1),
-        "bridged_over_inproc": round(bridged / inproc, 1),
-        "program_start_ms": round(startup * 1000, 1),
+                    startups[kind].append(first)
+                move_blocks[kind].append(statistics.median(moves))
+    move = {k: statistics.median(v) for k, v in move_blocks.items()}
+    start = {k: statistics.median(v) for k, v in startups.items()}
+    figures: dict[str, float | str] = {
+        "inproc_move_us": round(move["inproc"] * 1e6, 1),
+        "bridged_move_us": round(move["bridged"] * 1e6, 1),
+        "bridge_overhead_us": round((move["bridged"] - move["inproc"]) * 1e6, 1),
+        "bridged_start_ms": round(start["bridged"] * 1000, 1),
     }
+    if boxed:
+        figures["sandboxed_move_us"] = round(move["sandboxed"] * 1e6, 1)
+        figures["sandbox_overhead_us"] = round((move["sandboxed"] - move["bridged"]) * 1e6, 1)
+        figures["sandboxed_start_ms"] = round(start["sandboxed"] * 1000, 1)
+    else:
+        figures["sandboxed"] = f"not measured: {unavailable()}"
     if args.json:
         print(json.dumps(figures))
         return
     print("a decision of the same strategy, median per move (blocks alternate):")
-    print(f"  in-process                {figures['inproc_move_us']:>10.1f} us")
-    print(f"  through the bridge        {figures['bridged_move_us']:>10.1f} us")
-    print(f"  bridge overhead           {figures['bridge_overhead_us']:>10.1f} us a move")
-    print(f"  program start to first answer (once a game): {figures['program_start_ms']:.1f} ms")
+    print(f"  in-process                   {figures['inproc_move_us']:>10.1f} us")
+    print(f"  through the bridge           {figures['bridged_move_us']:>10.1f} us")
+    print(f"  bridge overhead              {figures['bridge_overhead_us']:>10.1f} us a move")
+    if boxed:
+        print(f"  bridged and sandboxed        {figures['sandboxed_move_us']:>10.1f} us")
+        print(f"  sandbox overhead             {figures['sandbox_overhead_us']:>10.1f} us a move (vs bridged)")
+    print("program start to its first answer (once a game):")
+    print(f"  bridged                      {figures['bridged_start_ms']:>10.1f} ms")
+    if boxed:
+        print(f"  bridged and sandboxed        {figures['sandboxed_start_ms']:>10.1f} ms")
+    else:
+        print(f"  sandboxed: {figures['sandboxed']}")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ from engine_service.rules import Observation, Play, Rules
 from engine_service.rules.cards import format_cards
 
 from .base import Bot
-from .child import ChildError, ChildProgram, check_runnable
+from .child import ChildError, ChildProgram, Launcher, check_runnable
+from .sandbox import Limits, Sandbox, unavailable
 from .sdk import Clock
 
 log = logging.getLogger("tablanette.bridge")
@@ -108,8 +109,11 @@ class ProgramBot(Bot):
         cwd: str | Path | None = None,
         env: Mapping[str, str] | None = None,
         on_program: Callable[[ChildProgram], None] | None = None,
+        launcher: Callable[[], Launcher] | None = None,
     ) -> None:
         self.argv, self.cwd, self.env = list(argv), cwd, env
+        self.launcher = launcher
+        """Makes each run's launcher (a fresh sandbox, say); None: the program runs as it is."""
         self.name, self.version = name, version
         self.on_program = on_program
         """Told of every program started (the bridge stops them all when it stops)."""
@@ -131,9 +135,11 @@ class ProgramBot(Bot):
             raise BridgeError(f"{self.argv[0]} was started {self.starts} times this game; it is not started again")
         if self.program is not None:
             log.warning("%s: %s; starting it again", self.name, self.program.ended())
+            self.program.stop(grace=0)
         self.starts += 1
         self.owed = 0
-        self.program = ChildProgram(self.argv, self.cwd, self.env)
+        launcher = self.launcher() if self.launcher is not None else None
+        self.program = ChildProgram(self.argv, self.cwd, self.env, launcher=launcher)
         if self.on_program is not None:
             self.on_program(self.program)
         rules = self.rules or Rules.preset()
@@ -179,8 +185,15 @@ def run_bridge(
     max_games: int = 4,
     ca: str | None = None,
     version: str = "",
+    sandbox: Limits | None = None,
+    folder: str = ".",
 ) -> int:
-    """Connect as ``name`` and play every game through a run of ``argv``, until SIGTERM or Ctrl-C."""
+    """Connect as ``name`` and play every game through a run of ``argv``, until SIGTERM or Ctrl-C.
+
+    With ``sandbox``, each run is sandboxed with those limits (:mod:`bots.sandbox`): ``folder`` is
+    then the program's folder, seen read-only as ``/bot`` (its working directory), and ``argv`` is
+    read from inside the sandbox (``python3 bot.py``, ``./mybot``).
+    """
     import signal
     import sys
 
@@ -192,11 +205,19 @@ def run_bridge(
     if not argv:
         print("error: give the program to run after `--`, e.g. `-- ./mybot`", file=sys.stderr)
         return 2
-    try:
-        check_runnable(argv[0])
-    except ChildError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if sandbox is not None:
+        if why := unavailable():
+            print(f"error: cannot sandbox here: {why}", file=sys.stderr)
+            return 2
+        if not Path(folder).is_dir():
+            print(f"error: the program's folder {folder} is not a folder", file=sys.stderr)
+            return 2
+    else:
+        try:
+            check_runnable(argv[0])
+        except ChildError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     programs: list[ChildProgram] = []
     lock = threading.Lock()
@@ -205,8 +226,12 @@ def run_bridge(
         with lock:
             programs[:] = [p for p in programs if p.alive()] + [program]
 
+    def sandboxed() -> Launcher:
+        assert sandbox is not None
+        return Sandbox(folder, sandbox, name)
+
     def new_player() -> Bot:
-        return ProgramBot(argv, name, version, on_program=started)
+        return ProgramBot(argv, name, version, on_program=started, launcher=sandboxed if sandbox else None)
 
     tls = Path(ca).read_bytes() if ca else None
     client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls)

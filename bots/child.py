@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 STOP_WITH_PARENT = (
     "import ctypes, os, sys\n"
@@ -36,6 +37,39 @@ def stop_with_parent(argv: Sequence[str]) -> list[str]:
     if sys.platform != "linux":
         return list(argv)
     return [sys.executable, "-c", STOP_WITH_PARENT, str(os.getpid()), *argv]
+
+
+class Launcher(Protocol):
+    """How a program is started: a sandbox (:class:`bots.sandbox.Sandbox`) or :class:`Plain`."""
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The command line that runs ``argv``; it must make the program die with this process."""
+        ...
+
+    def explain(self, status: int | None) -> str | None:
+        """Why a run that ended with ``status`` ended, beyond the status itself (None: nothing to add)."""
+        ...
+
+    def close(self) -> None:
+        """The run is over: release what it held."""
+        ...
+
+
+class Plain:
+    """No sandbox: the program as it is, stopped when this process dies."""
+
+    def __init__(self, cwd: str | Path | None = None) -> None:
+        self.cwd = cwd
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        check_runnable(argv[0], self.cwd)
+        return stop_with_parent(argv)
+
+    def explain(self, status: int | None) -> str | None:
+        return None
+
+    def close(self) -> None:
+        pass
 
 
 class ChildError(RuntimeError):
@@ -65,18 +99,19 @@ class ChildProgram:
         env: Mapping[str, str] | None = None,
         max_line: int = 1 << 16,
         stderr_lines: int = 40,
+        launcher: Launcher | None = None,
     ) -> None:
         if not argv:
             raise ValueError("no command given")
         self.argv = list(argv)
+        self.launcher = launcher or Plain(cwd)
         self.max_line = max_line
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         self._lines: queue.Queue[object] = queue.Queue()
         self._why_ended = ""
-        check_runnable(self.argv[0], cwd)
         try:
             self.proc = subprocess.Popen(
-                stop_with_parent(self.argv),
+                self.launcher.wrap(self.argv),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -84,6 +119,7 @@ class ChildProgram:
                 env=dict(env) if env is not None else None,
             )
         except OSError as exc:
+            self.launcher.close()
             raise ChildError(f"cannot start {self.argv[0]}: {exc}") from None
         threading.Thread(target=self._read_stdout, daemon=True, name=f"child-{self.proc.pid}-out").start()
         threading.Thread(target=self._read_stderr, daemon=True, name=f"child-{self.proc.pid}-err").start()
@@ -145,11 +181,14 @@ class ChildProgram:
             why = "it closed its output"
         else:
             why = f"it exited with status {status}" if status >= 0 else f"it was killed by signal {-status}"
+        if more := self.launcher.explain(status):
+            why += f" ({more})"
         tail = " | ".join(self.stderr_tail)
         return f"{self.argv[0]}: {why}" + (f"; its last error output: {tail}" if tail else "")
 
     def stop(self, grace: float = 1.0) -> None:
-        """Close its input (the polite way to say: done), then kill it if it has not exited after ``grace`` s."""
+        """Close its input (the polite way to say: done), kill it if it has not exited after ``grace`` s,
+        and release what its launcher held (a sandbox's cgroup)."""
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
@@ -158,3 +197,4 @@ class ChildProgram:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.launcher.close()

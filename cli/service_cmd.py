@@ -117,12 +117,22 @@ def bridge(
     max_games: Annotated[int, typer.Option(min=1, help="Games at once (one run of the program each).")] = 4,
     version: Annotated[str, typer.Option(help="A version label for the records.")] = "",
     ca: Annotated[str | None, typer.Option(help="CA certificate for TLS.")] = None,
+    sandbox: Annotated[
+        bool, typer.Option(help="Run each game's program in a sandbox (bubblewrap + cgroups; needs root).")
+    ] = False,
+    folder: Annotated[str, typer.Option("--dir", help="With --sandbox: the program's folder, seen as /bot.")] = ".",
+    memory_mb: Annotated[int, typer.Option(min=16, help="With --sandbox: memory per run, MB.")] = 256,
+    pids: Annotated[int, typer.Option(min=1, help="With --sandbox: processes and threads per run.")] = 32,
+    cpus: Annotated[float, typer.Option(min=0.01, help="With --sandbox: CPU share per run, cores.")] = 1.0,
 ) -> None:
     """Play as NAME through a program that speaks JSON lines on stdin/stdout (docs/jsonlines.md).
 
     Example: `tablanette bot bridge --as perly -- perl bots/jsonlines/greedy.pl`.
-    One run of the program per game; it needs no gRPC library.
+    One run of the program per game; it needs no gRPC library. With --sandbox:
+    `tablanette bot bridge --as perly --sandbox --dir bots/jsonlines -- perl greedy.pl`.
     """
     from bots.bridge import run_bridge
+    from bots.sandbox import Limits
 
-    raise typer.Exit(run_bridge(command, as_name, address, token, max_games, ca, version))
+    limits = Limits(memory_mb=memory_mb, pids=pids, cpus=cpus) if sandbox else None
+    raise typer.Exit(run_bridge(command, as_name, address, token, max_games, ca, version, limits, folder))

@@ -1,0 +1,276 @@
+"""A sandbox for a bot's program from what Debian ships and the kernel offers: bubblewrap and cgroups.
+
+No container daemon. Each run of a program gets:
+
+- **namespaces** (``bwrap --unshare-all``): its own network with only a loopback
+  (it talks to the bridge over its stdin and stdout, nothing else), its own
+  processes, IPC, hostname and user;
+- **a read-only view** of the machine's toolchain (``/usr`` and the few files of
+  ``/etc`` that programs need to start), its own folder read-only at ``/bot``
+  (the working directory), and private writable ``/scratch`` and ``/tmp``
+  (memory-backed, sized): nothing else of the machine is there, so no other
+  bot's files and no arena secret;
+- **an unprivileged user** (``nobody`` when the arena runs as root);
+- **a cgroup** (v1 or v2, whichever the machine mounts) limiting memory,
+  processes and CPU share, whose counters say afterwards why it ended (memory
+  limit, process limit) and how much CPU it used;
+- **rlimits**: CPU seconds, file size, open files, no core dumps.
+
+:class:`Sandbox` is a launcher for :class:`~bots.child.ChildProgram`: it wraps the
+command line, explains an exit, and removes its cgroup when the run is over.
+:func:`unavailable` says why sandboxes cannot be made here, if they cannot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
+NOBODY = 65534
+ETC = (
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+    "perl",
+    "python3",
+    "python3.11",
+)
+"""What of ``/etc`` a program's runtime needs (the loader's cache, ``alternatives`` behind ``/usr/bin`` names)."""
+
+ENTER = (
+    "import ctypes, json, os, resource, sys\n"
+    "cfg = json.loads(sys.argv[1])\n"
+    "for procs in cfg['cgroups']:\n"
+    "    with open(procs, 'w') as fh: fh.write(str(os.getpid()))\n"
+    "for name, soft, hard in cfg['rlimits']:\n"
+    "    resource.setrlimit(getattr(resource, name), (soft, hard))\n"
+    "if os.getuid() == 0 and cfg['uid'] is not None:\n"
+    "    os.setgroups([]); os.setgid(cfg['uid']); os.setuid(cfg['uid'])\n"
+    "if not os.access(cfg['dir'], os.R_OK | os.X_OK):\n"
+    "    sys.exit(f\"the sandbox runs the program as uid {os.getuid()}, who cannot read {cfg['dir']}: \"\n"
+    "             'make it and the folders above it readable by others (chmod o+rx)')\n"
+    "ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG (after setuid, which clears it)\n"
+    "if os.getppid() != cfg['parent']: sys.exit(0)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+"""Run first in the child: join the cgroup, set rlimits, drop to the sandbox's user, die with the parent, exec bwrap."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run of a program may use."""
+
+    memory_mb: int = 256
+    """Memory, scratch and /tmp included (they are in memory); past it the kernel kills the program."""
+    pids: int = 32
+    """Processes and threads at once."""
+    cpus: float = 1.0
+    """CPU share, in cores."""
+    cpu_seconds: int = 600
+    """CPU time over the whole run (a game); SIGXCPU past it."""
+    file_mb: int = 16
+    """Largest file it may write."""
+    open_files: int = 64
+    scratch_mb: int = 32
+    """Size of /scratch and of /tmp, each."""
+
+
+class SandboxError(RuntimeError):
+    """A sandbox cannot be made here (see :func:`unavailable`)."""
+
+
+def cgroup_version() -> int | None:
+    """2 for a unified hierarchy, 1 for per-controller mounts, None if there is no cgroup filesystem."""
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return 2
+    if all((CGROUP_ROOT / c / "cgroup.procs").exists() for c in V1_CONTROLLERS):
+        return 1
+    return None
+
+
+def unavailable() -> str | None:
+    """Why no sandbox can be made on this machine, or None if one can."""
+    if sys.platform != "linux":
+        return "sandboxes need Linux namespaces and cgroups"
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    if cgroup_version() is None:
+        return f"no cgroup filesystem at {CGROUP_ROOT}"
+    if os.geteuid() != 0:
+        return "making cgroups needs root (or a delegated cgroup): run the bridge as root"
+    return None
+
+
+class Sandbox:
+    """One run of a program in a sandbox; a launcher for :class:`~bots.child.ChildProgram`."""
+
+    def __init__(self, program_dir: str | Path, limits: Limits = Limits(), name: str = "bot") -> None:
+        if why := unavailable():
+            raise SandboxError(why)
+        self.program_dir = Path(program_dir).resolve()
+        if not self.program_dir.is_dir():
+            raise SandboxError(f"the program's folder {program_dir} is not a folder")
+        self.limits = limits
+        self.id = f"{name}-{secrets.token_hex(4)}"
+        self.version = cgroup_version()
+        self._closed_cpu: float | None = None
+        self.groups = self._make_cgroups()
+
+    # ----------------------------------------------------------- cgroups
+
+    def _make_cgroups(self) -> dict[str, Path]:
+        """controller -> this run's cgroup folder (v2: one folder for all)."""
+        lim = self.limits
+        period = 100_000
+        quota = max(int(lim.cpus * period), 1000)
+        if self.version == 2:
+            base = CGROUP_ROOT / "tablanette"
+            base.mkdir(exist_ok=True)
+            _write(base / "cgroup.subtree_control", "+memory +pids +cpu")
+            group = base / self.id
+            group.mkdir()
+            _write(group / "memory.max", str(lim.memory_mb << 20))
+            _write(group / "memory.swap.max", "0", optional=True)
+            _write(group / "pids.max", str(lim.pids))
+            _write(group / "cpu.max", f"{quota} {period}")
+            return {c: group for c in V1_CONTROLLERS}
+        groups = {}
+        for controller in V1_CONTROLLERS:  # cpu and cpuacct are often one hierarchy (cpu,cpuacct)
+            group = (CGROUP_ROOT / controller).resolve() / "tablanette" / self.id
+            group.mkdir(parents=True, exist_ok=True)
+            groups[controller] = group
+        _write(groups["memory"] / "memory.limit_in_bytes", str(lim.memory_mb << 20))
+        _write(groups["memory"] / "memory.memsw.limit_in_bytes", str(lim.memory_mb << 20), optional=True)
+        _write(groups["pids"] / "pids.max", str(lim.pids))
+        _write(groups["cpu"] / "cpu.cfs_period_us", str(period))
+        _write(groups["cpu"] / "cpu.cfs_quota_us", str(quota))
+        return groups
+
+    def _procs_files(self) -> list[str]:
+        return sorted({str(g / "cgroup.procs") for g in self.groups.values()})
+
+    def memory_killed(self) -> int:
+        """Times the kernel killed a process of this run for memory."""
+        return _counter(
+            self.groups["memory"] / ("memory.events" if self.version == 2 else "memory.oom_control"), "oom_kill"
+        )
+
+    def pids_refused(self) -> int:
+        """Times this run was refused a new process or thread."""
+        return _counter(self.groups["pids"] / "pids.events", "max")
+
+    def cpu_seconds(self) -> float:
+        """CPU time this run has used, from its cgroup's counters (not the wall clock); kept once closed."""
+        if self._closed_cpu is not None:
+            return self._closed_cpu
+        if self.version == 2:
+            return _counter(self.groups["cpu"] / "cpu.stat", "usage_usec") / 1e6
+        return int(_read(self.groups["cpuacct"] / "cpuacct.usage") or 0) / 1e9
+
+    # ----------------------------------------------------------- the launcher
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The command line that runs ``argv`` (as seen inside: the program's folder is ``/bot``) sandboxed."""
+        lim = self.limits
+        rlimits = [
+            ("RLIMIT_CPU", lim.cpu_seconds, lim.cpu_seconds + 1),
+            ("RLIMIT_FSIZE", lim.file_mb << 20, lim.file_mb << 20),
+            ("RLIMIT_NOFILE", lim.open_files, lim.open_files),
+            ("RLIMIT_CORE", 0, 0),
+        ]
+        cfg = {"cgroups": self._procs_files(), "rlimits": rlimits, "uid": NOBODY, "parent": os.getpid()}
+        cfg["dir"] = str(self.program_dir)
+        bwrap = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL"]
+        bwrap += ["--ro-bind", "/usr", "/usr"]
+        for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+            if os.path.islink(top):
+                bwrap += ["--symlink", os.readlink(top), top]
+            elif os.path.isdir(top):
+                bwrap += ["--ro-bind", top, top]
+        for name in ETC:
+            if os.path.exists(f"/etc/{name}"):
+                bwrap += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+        bwrap += ["--dev", "/dev", "--proc", "/proc"]
+        bwrap += ["--size", str(lim.scratch_mb << 20), "--tmpfs", "/tmp"]
+        bwrap += ["--size", str(lim.scratch_mb << 20), "--tmpfs", "/scratch"]
+        bwrap += ["--ro-bind", str(self.program_dir), "/bot", "--chdir", "/bot"]
+        bwrap += ["--remount-ro", "/"]  # the sandbox's own root too: only /scratch and /tmp take writes
+        bwrap += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/scratch"]
+        bwrap += ["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]
+        return [sys.executable, "-c", ENTER, json.dumps(cfg), *bwrap, *argv]
+
+    def explain(self, status: int | None) -> str | None:
+        """Why the run ended, from the cgroup's counters and the exit status (None: nothing to add)."""
+        why = []
+        if self.memory_killed():
+            why.append(f"the sandbox's memory limit ({self.limits.memory_mb} MB) was reached: the kernel killed it")
+        if self.pids_refused():
+            why.append(f"it hit the process limit ({self.limits.pids}): new processes were refused")
+        signum = status - 128 if status is not None and status > 128 else None  # bwrap: 128 + the signal
+        if signum == signal.SIGXCPU:
+            why.append(f"its CPU time limit ({self.limits.cpu_seconds} s) was reached")
+        elif signum in _SIGNALS and not why:
+            why.append(f"it was killed by {signal.Signals(signum).name}")
+        return "; ".join(why) or None
+
+    def close(self) -> None:
+        """Kill whatever of the run is left and remove its cgroup."""
+        if self._closed_cpu is not None:
+            return
+        self._closed_cpu = self.cpu_seconds()
+        for _ in range(50):
+            left = [int(p) for f in self._procs_files() for p in _read(Path(f)).split()]
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            groups = sorted(set(self.groups.values()), reverse=True)
+            try:
+                for group in groups:
+                    if group.exists():
+                        group.rmdir()
+                return
+            except OSError:  # still busy: its processes are exiting
+                time.sleep(0.02)
+
+
+_SIGNALS = {s.value for s in signal.Signals}
+
+
+def _write(path: Path, value: str, optional: bool = False) -> None:
+    try:
+        path.write_text(value)
+    except OSError:
+        if not optional:
+            raise
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _counter(path: Path, key: str) -> int:
+    """``key``'s value in a flat-keyed cgroup file (``key value`` lines)."""
+    for line in _read(path).splitlines():
+        name, _, value = line.partition(" ")
+        if name == key:
+            return int(value or 0)
+    return 0
