@@ -22,7 +22,7 @@ from bots.bridge import BridgeError, ProgramBot, parse_answer, turn_message
 from bots.child import ChildError, ChildProgram
 from bots.greedy import GreedyBot
 from bots.sdk import Clock
-from engine_service.rules import Match, Play, Rules, match_record, verify_record
+from engine_service.rules import Match, Observation, Play, Rules, match_record, verify_record
 from store.results import LeagueResults
 
 PERL_GREEDY = ["perl", str(ROOT / "bots" / "jsonlines" / "greedy.pl")]
@@ -45,6 +45,17 @@ def program(tmp_path: Path, body: str) -> list[str]:
         "    n += 1\n" + textwrap.indent(textwrap.dedent(body), "    ")
     )
     return [sys.executable, str(path)]
+
+
+def started(argv: list[str], name: str) -> tuple[ProgramBot, Observation]:
+    """A bridged bot told a game starts, and the observation of its first turn."""
+    bot = ProgramBot(argv, name)
+    match = Match(RULES, name)
+    bot.new_match(RULES, match.turn)
+    return bot, match.observation(match.turn)
+
+
+ABORTED = {"winner": -1, "reason": "aborted", "score": [0, 0]}
 
 
 @needs_perl
@@ -84,25 +95,19 @@ def test_a_late_answer_is_skipped_not_taken_for_the_next_turns(tmp_path: Path) -
     argv = program(
         tmp_path, "if n == 1:\n    time.sleep(1.0)\nprint(json.dumps({'play': n - 1 if n < 3 else 0}), flush=True)"
     )
-    bot = ProgramBot(argv, "late")
-    match = Match(RULES, "late")
-    bot.new_match(RULES, match.turn)
-    obs = match.observation(match.turn)
+    bot, obs = started(argv, "late")
     with pytest.raises(BridgeError, match="no answer within"):
         bot.choose(obs, Clock(100))
     assert bot.owed == 1
     # Its second answer ({"play": 1}) comes after the late first ({"play": 0}), which must be skipped.
     assert bot.choose(obs, Clock(5000)) == obs.legal_plays[1]
     assert bot.owed == 0
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
 
 
 def test_a_program_that_exits_mid_game_is_started_again_a_limited_number_of_times(tmp_path: Path) -> None:
     argv = program(tmp_path, "print('dying now', file=sys.stderr, flush=True)\nsys.exit(3)")
-    bot = ProgramBot(argv, "crashy")
-    match = Match(RULES, "crashy")
-    bot.new_match(RULES, match.turn)
-    obs = match.observation(match.turn)
+    bot, obs = started(argv, "crashy")
     with pytest.raises(BridgeError, match=r"exited with status 3; its last error output: dying now"):
         bot.choose(obs, Clock(5000))
     for _ in range(2):  # started again twice (RESTARTS), failing the same way
@@ -115,24 +120,19 @@ def test_a_program_that_exits_mid_game_is_started_again_a_limited_number_of_time
 
 def test_garbage_costs_a_move_and_the_program_answers_the_next_turn(tmp_path: Path) -> None:
     argv = program(tmp_path, "print('not json' if n == 1 else json.dumps({'play': 0}), flush=True)")
-    bot = ProgramBot(argv, "garbled")
-    match = Match(RULES, "garbled")
-    bot.new_match(RULES, match.turn)
-    obs = match.observation(match.turn)
+    bot, obs = started(argv, "garbled")
     with pytest.raises(BridgeError, match="not JSON"):
         bot.choose(obs, Clock(5000))
     assert bot.choose(obs, Clock(5000)) == obs.legal_plays[0]
     assert bot.starts == 1
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
 
 
 def test_a_flood_on_stdout_kills_the_program_before_it_grows_our_memory(tmp_path: Path) -> None:
     argv = program(tmp_path, "sys.stdout.write('x' * 10_000_000)\nsys.stdout.flush()\ntime.sleep(30)")
-    bot = ProgramBot(argv, "flood")
-    match = Match(RULES, "flood")
-    bot.new_match(RULES, match.turn)
+    bot, obs = started(argv, "flood")
     with pytest.raises(BridgeError, match="longer than 65536 bytes"):
-        bot.choose(match.observation(match.turn), Clock(20_000))
+        bot.choose(obs, Clock(20_000))
 
 
 def test_a_program_that_is_not_there_or_lingers_after_the_end() -> None:
