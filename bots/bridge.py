@@ -131,11 +131,15 @@ class ProgramBot(Bot):
     def _running(self) -> ChildProgram:
         if self.program is not None and self.program.alive():
             return self.program
-        if self.starts > RESTARTS:
-            raise BridgeError(f"{self.argv[0]} was started {self.starts} times this game; it is not started again")
-        if self.program is not None:
-            log.warning("%s: %s; starting it again", self.name, self.program.ended())
+        if self.program is not None:  # it has ended: release its run (a sandbox's cgroup) now
+            why = self.program.ended()
             self.program.stop(grace=0)
+            self.program = None
+            if self.starts > RESTARTS:
+                raise BridgeError(f"{why}; it was started {self.starts} times this game and is not started again")
+            log.warning("%s: %s; starting it again", self.name, why)
+        elif self.starts > RESTARTS:
+            raise BridgeError(f"{self.argv[0]} was started {self.starts} times this game; it is not started again")
         self.starts += 1
         self.owed = 0
         launcher = self.launcher() if self.launcher is not None else None

@@ -2,9 +2,10 @@
 
 :class:`ChildProgram` runs a command with its standard input, output and error
 as pipes. Lines it writes on standard output are read by a thread of their own
-into a queue, so :meth:`ChildProgram.read_line` waits at most its timeout, and a
-line longer than ``max_line`` ends the program (a flood must not grow our
-memory). Standard error is kept as its last lines, for a report when it fails.
+into a queue, so :meth:`ChildProgram.read_line` waits at most its timeout; a
+line longer than ``max_line``, or more than ``max_pending`` lines nobody has
+read, end the program (a flood must not grow our memory). Standard error is kept
+as its last lines, for a report when it fails.
 """
 
 from __future__ import annotations
@@ -100,12 +101,15 @@ class ChildProgram:
         max_line: int = 1 << 16,
         stderr_lines: int = 40,
         launcher: Launcher | None = None,
+        max_pending: int = 64,
     ) -> None:
         if not argv:
             raise ValueError("no command given")
         self.argv = list(argv)
         self.launcher = launcher or Plain(cwd)
         self.max_line = max_line
+        self.max_pending = max_pending
+        """Lines written and not yet read past which the program is flooding (and is killed)."""
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         self._lines: queue.Queue[object] = queue.Queue()
         self._why_ended = ""
@@ -130,9 +134,13 @@ class ChildProgram:
             while line := self.proc.stdout.readline(self.max_line + 1):
                 if len(line) > self.max_line and not line.endswith(b"\n"):
                     self._why_ended = f"it wrote a line longer than {self.max_line} bytes"
-                    self.proc.kill()
-                    break
-                self._lines.put(line.decode("utf-8", errors="replace").strip())
+                elif self._lines.qsize() >= self.max_pending:
+                    self._why_ended = f"it wrote more than {self.max_pending} lines that nobody asked for"
+                else:
+                    self._lines.put(line.decode("utf-8", errors="replace").strip())
+                    continue
+                self.proc.kill()  # a flood: it must not grow our memory
+                break
         except (OSError, ValueError):
             pass
         self._lines.put(_EOF)
@@ -140,7 +148,7 @@ class ChildProgram:
     def _read_stderr(self) -> None:
         assert self.proc.stderr is not None
         try:
-            for line in self.proc.stderr:
+            while line := self.proc.stderr.readline(4096):  # bounded: a line without end is read in pieces
                 self.stderr_tail.append(line[:500].decode("utf-8", errors="replace").rstrip())
         except (OSError, ValueError):
             pass

@@ -135,6 +135,15 @@ def test_a_flood_on_stdout_kills_the_program_before_it_grows_our_memory(tmp_path
         bot.choose(obs, Clock(20_000))
 
 
+def test_a_flood_of_short_lines_nobody_asked_for_ends_the_program_too() -> None:
+    chatty = ChildProgram([sys.executable, "-c", "import time\nfor _ in range(100_000): print('{}')\ntime.sleep(30)"])
+    deadline = time.monotonic() + 20
+    while chatty.alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "more than 64 lines that nobody asked for" in chatty.ended()
+    chatty.stop()
+
+
 def test_a_program_that_is_not_there_or_lingers_after_the_end() -> None:
     with pytest.raises(ChildError, match="no such executable file"):
         ChildProgram(["./no/such/bot"])
