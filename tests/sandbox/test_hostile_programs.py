@@ -81,6 +81,15 @@ def reports(bot: ProgramBot) -> dict[str, object]:
     return out
 
 
+def perl_bot(folder: Path) -> Path:
+    """The Perl example bot copied into ``folder``/perly: wherever the repository lies, nobody can read it."""
+    target = folder / "perly"
+    target.mkdir()
+    shutil.copy(ROOT / "bots" / "jsonlines" / "greedy.pl", target / "greedy.pl")
+    target.chmod(0o755)
+    return target
+
+
 def left_behind(sandboxes: list[Sandbox]) -> list[str]:
     """cgroups of these runs still on the machine (each run must remove its own)."""
     return [str(g) for s in sandboxes for g in s.groups.values() if g.exists()]
@@ -222,7 +231,7 @@ def test_a_healthy_sandboxed_match_plays_to_the_end_beside_all_of_them(tmp_path:
     threads = [threading.Thread(target=misbehave, args=item) for item in bodies.items()]
     for t in threads:
         t.start()
-    healthy, _ = sandboxed_bot(ROOT / "bots" / "jsonlines", ["perl", "greedy.pl"], Limits())
+    healthy, _ = sandboxed_bot(perl_bot(tmp_path), ["perl", "greedy.pl"], Limits())
     started = time.monotonic()
     match = play_match(RULES, "beside-the-hostile", [healthy, GreedyBot()])
     took = time.monotonic() - started
@@ -234,14 +243,14 @@ def test_a_healthy_sandboxed_match_plays_to_the_end_beside_all_of_them(tmp_path:
     print(f"healthy sandboxed match beside three hostile programs: {took:.2f} s")
 
 
-def test_a_sandboxed_bridged_bot_plays_a_league_through_the_arena(arena: Arena) -> None:
+def test_a_sandboxed_bridged_bot_plays_a_league_through_the_arena(arena: Arena, tmp_path: Path) -> None:
     """`tablanette bot bridge --sandbox`: the Perl example, sandboxed, in a rated league beside a gRPC bot."""
     _, port = arena.start_engine()
     arena.start_worker("w1")
     arena.start_python_bot("greedy", "greedy", arena.add_bot("greedy"), port)
-    argv = ["bot", "bridge", "--as", "perly", "--sandbox", "--dir", str(ROOT / "bots" / "jsonlines")]
+    argv = ["bot", "bridge", "--as", "perly", "--sandbox", "--dir", str(perl_bot(tmp_path))]
     env = {"TABLANETTE_TOKEN": arena.add_bot("perly"), "TABLANETTE_ADDRESS": f"127.0.0.1:{port}"}
-    arena.spawn("bridge-perly", [*CLI, *argv, "--", "perl", "greedy.pl"], env)
+    bridge = arena.spawn("bridge-perly", [*CLI, *argv, "--", "perl", "greedy.pl"], env)
     arena.wait_connected("greedy", "perly")
     for cmd in (["league", "create", "boxed", "--games", "4"], ["league", "add-bot", "boxed", "greedy", "perly"]):
         done = arena.tablanette(*cmd)
@@ -253,3 +262,4 @@ def test_a_sandboxed_bridged_bot_plays_a_league_through_the_arena(arena: Arena) 
         assert (row.games, row.timeouts, row.illegal, row.forfeits) == (4, 0, 0, 0), row
     for record in results.records("boxed"):
         verify_record(record)
+    assert "choose raised" not in bridge.text(), bridge.tail()  # the program itself chose every play

@@ -160,9 +160,10 @@ def test_bridged_bots_play_a_league_through_the_arena(arena: Arena, tmp_path: Pa
     _, port = arena.start_engine()
     arena.start_worker("w1")
     python_bot = program(tmp_path, "print(json.dumps({'play': str(msg['legal_plays'][-1])}), flush=True)")
+    bridges = {}
     for name, argv in (("perly", PERL_GREEDY), ("pyline", python_bot)):
         token = arena.add_bot(name)
-        arena.spawn(
+        bridges[name] = arena.spawn(
             f"bridge-{name}",
             [sys.executable, "-c", "from cli import main; main()", "bot", "bridge", "--as", name, "--", *argv],
             {"TABLANETTE_TOKEN": token, "TABLANETTE_ADDRESS": f"127.0.0.1:{port}"},
@@ -186,6 +187,8 @@ def test_bridged_bots_play_a_league_through_the_arena(arena: Arena, tmp_path: Pa
     for record in records:
         verify_record(record)
         assert not any(p.get("auto") for d in record["deals"] for p in d["plays"])
+    for bridge in bridges.values():  # the programs themselves chose every play
+        assert "choose raised" not in bridge.text(), bridge.tail()
     # Every game told its program it was over (end_match through the SDK): none is left running.
     deadline = time.monotonic() + 10
     while (left := running_programs("greedy.pl", str(tmp_path))) and time.monotonic() < deadline:
