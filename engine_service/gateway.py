@@ -88,6 +88,8 @@ class BotConnection:
     writing_since: float | None = None
     """When the message being written now was handed to the transport (None: not writing)."""
     handler: asyncio.Task[Any] | None = None
+    waiting: set[asyncio.Future[None]] = field(default_factory=set)
+    """Turns waiting on this stream: woken when it closes."""
     _ending: bool = False
 
     def __post_init__(self) -> None:
@@ -101,6 +103,13 @@ class BotConnection:
             self.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
             return
         self.outbox.put_nowait(msg)
+
+    def mark_closed(self) -> None:
+        """The stream has ended: say so, and wake every turn waiting on it."""
+        self.closed.set()
+        for waiter in self.waiting:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
         """End the stream (with a status for the bot, if given)."""
@@ -121,6 +130,31 @@ class BotConnection:
         self.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
         if self.handler is not None:
             self.handler.cancel()
+
+
+async def _answer_close_or_timeout(conn: BotConnection, pending: PendingTurn, timeout: float) -> None:
+    """Until the bot answers, its stream closes, or ``timeout`` passes: whichever comes first.
+
+    One future and three callbacks: no task per turn (this runs for every move).
+    """
+    loop = asyncio.get_running_loop()
+    woken: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    pending.future.add_done_callback(wake)
+    timer = loop.call_later(timeout, wake)
+    conn.waiting.add(woken)
+    if conn.closed.is_set() or pending.future.done():
+        wake()
+    try:
+        await woken
+    finally:
+        timer.cancel()
+        conn.waiting.discard(woken)
+        pending.future.remove_done_callback(wake)
 
 
 class Gateway:
@@ -193,7 +227,7 @@ class Gateway:
         finally:
             if reader is not None:
                 reader.cancel()
-            conn.closed.set()
+            conn.mark_closed()
             self.per_address[peer] -= 1
             if not self.per_address[peer]:
                 del self.per_address[peer]
@@ -305,10 +339,7 @@ class Gateway:
                 turn.deadline_unix_ms = int((time.time() + move_time) * 1000)
                 turn.time_left_ms = int(move_time * 1000)
                 conn.send(apb.ServerMessage(turn=turn))
-                closed: asyncio.Future[object] = asyncio.ensure_future(conn.closed.wait())
-                waiters: set[asyncio.Future[object]] = {pending.future, closed}  # type: ignore[arg-type]
-                await asyncio.wait(waiters, timeout=move_time, return_when=asyncio.FIRST_COMPLETED)
-                closed.cancel()
+                await _answer_close_or_timeout(conn, pending, move_time)
                 if pending.future.done():
                     return self._response(outcome.PLAYED, pending, started)
                 if not conn.closed.is_set():
