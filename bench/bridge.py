@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bots.base import Bot  # noqa: E402
+from bots.base import Bot, result_of  # noqa: E402
 from bots.bridge import ProgramBot  # noqa: E402
 from bots.sandbox import Limits, Sandbox, unavailable  # noqa: E402
 from bots.sdk import Clock  # noqa: E402
@@ -75,9 +75,7 @@ def play(bot: Bot, seed: str, rules: Rules) -> tuple[list[float], float]:
         else:
             choice = other.choose(obs)
         match.play(choice)
-    assert match.result is not None
-    winner = -1 if match.result.winner is None else match.result.winner
-    bot.end_match({"winner": winner, "reason": match.result.reason, "score": match.totals})
+    bot.end_match(result_of(match))
     return times[1:], times[0]
 
 

@@ -10,7 +10,6 @@ import argparse
 import itertools
 import logging
 import os
-import signal
 import sys
 import time
 
@@ -18,7 +17,7 @@ from engine_service.rules import Observation, Play
 
 from .base import Bot
 from .registry import BUILTIN_BOTS, make_bot
-from .sdk import BotClient, BotRejected
+from .sdk import NO_TOKEN, BotClient, run_until_stopped
 
 
 class Thinking(Bot):
@@ -64,7 +63,7 @@ def run_builtin(
     think_ms: int = 0,
 ) -> int:
     if not token:
-        print("error: give --token (or set TABLANETTE_TOKEN); `tablanette bot add NAME` prints one", file=sys.stderr)
+        print(NO_TOKEN, file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     tls = open(ca, "rb").read() if ca else None  # noqa: SIM115
@@ -81,15 +80,7 @@ def run_builtin(
         return Thinking(player, think_ms / 1000) if think_ms else player
 
     client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls)
-    signal.signal(signal.SIGTERM, lambda *_: client.stop())
-    signal.signal(signal.SIGINT, lambda *_: client.stop())
-    print(f"bot {client.name} ({bot}) connecting to {', '.join(client.addresses)}", file=sys.stderr, flush=True)
-    try:
-        client.run_forever()
-    except BotRejected as exc:
-        print(f"error: the arena refused bot {client.name}: {exc}", file=sys.stderr)
-        return 1
-    return 0
+    return run_until_stopped(client, bot)
 
 
 if __name__ == "__main__":

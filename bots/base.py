@@ -48,8 +48,13 @@ def play_match(rules: Rules, seed: str, bots: Sequence[Bot]) -> Match:
     while not match.is_over:
         seat = match.turn
         match.play(bots[seat].choose(match.observation(seat)))
-    assert match.result is not None
-    winner = -1 if match.result.winner is None else match.result.winner
     for bot in bots:
-        bot.end_match({"winner": winner, "reason": match.result.reason, "score": list(match.totals)})
+        bot.end_match(result_of(match))
     return match
+
+
+def result_of(match: Match) -> dict[str, Any]:
+    """A finished match's result as ``end_match`` gets it: ``winner`` (-1 for a draw), ``reason``, ``score``."""
+    assert match.result is not None, "the match is not over"
+    winner = -1 if match.result.winner is None else match.result.winner
+    return {"winner": winner, "reason": match.result.reason, "score": list(match.totals)}

@@ -198,13 +198,12 @@ def run_bridge(
     then the program's folder, seen read-only as ``/bot`` (its working directory), and ``argv`` is
     read from inside the sandbox (``python3 bot.py``, ``./mybot``).
     """
-    import signal
     import sys
 
-    from .sdk import BotClient, BotRejected
+    from .sdk import NO_TOKEN, BotClient, run_until_stopped
 
     if not token:
-        print("error: set TABLANETTE_TOKEN (or give --token); `tablanette bot add NAME` prints one", file=sys.stderr)
+        print(NO_TOKEN, file=sys.stderr)
         return 2
     if not argv:
         print("error: give the program to run after `--`, e.g. `-- ./mybot`", file=sys.stderr)
@@ -239,16 +238,9 @@ def run_bridge(
 
     tls = Path(ca).read_bytes() if ca else None
     client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls)
-    signal.signal(signal.SIGTERM, lambda *_: client.stop())
-    signal.signal(signal.SIGINT, lambda *_: client.stop())
-    print(f"bot {name} (bridged: {' '.join(argv)}) connecting to {', '.join(client.addresses)}", file=sys.stderr)
     try:
-        client.run_forever()
-    except BotRejected as exc:
-        print(f"error: the arena refused bot {name}: {exc}", file=sys.stderr)
-        return 1
+        return run_until_stopped(client, f"bridged: {' '.join(argv)}")
     finally:
         with lock:
             for program in programs:
                 program.stop(grace=0.2)
-    return 0

@@ -420,3 +420,22 @@ class BotClient:
         thread = threading.Thread(target=beat, daemon=True, name=f"{self.name}-keepalive")
         thread.start()
         return thread
+
+
+NO_TOKEN = "error: give --token (or set TABLANETTE_TOKEN); `tablanette bot add NAME` prints one"
+
+
+def run_until_stopped(client: BotClient, what: str) -> int:
+    """Run ``client`` until SIGTERM or Ctrl-C (exit status 0), or until the arena refuses it (1)."""
+    import signal
+    import sys
+
+    signal.signal(signal.SIGTERM, lambda *_: client.stop())
+    signal.signal(signal.SIGINT, lambda *_: client.stop())
+    print(f"bot {client.name} ({what}) connecting to {', '.join(client.addresses)}", file=sys.stderr, flush=True)
+    try:
+        client.run_forever()
+    except BotRejected as exc:
+        print(f"error: the arena refused bot {client.name}: {exc}", file=sys.stderr)
+        return 1
+    return 0

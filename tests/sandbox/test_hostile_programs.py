@@ -31,6 +31,7 @@ from store.results import LeagueResults
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
 RULES = Rules.preset("tablic-pagat")
+ABORTED = {"winner": -1, "reason": "aborted", "score": [0, 0]}
 SMALL = Limits(memory_mb=64, pids=16, cpus=0.5, cpu_seconds=2, scratch_mb=4)
 
 PROLOGUE = """\
@@ -123,7 +124,7 @@ def test_a_fork_bomb_hits_the_process_limit_and_nothing_of_it_survives(tmp_path:
     with pytest.raises(BridgeError, match="no answer within"):
         one_turn(bot, ms=1500)
     assert made[0].pids_refused() > 0
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
     assert not left_behind(made)
 
 
@@ -132,7 +133,7 @@ def test_a_memory_hog_is_killed_by_the_kernel_and_the_reason_is_given(tmp_path: 
     bot, made = sandboxed_bot(tmp_path / "hog", argv)
     with pytest.raises(BridgeError, match=r"memory limit \(64 MB\) was reached"):
         one_turn(bot)
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
     assert not left_behind(made)
 
 
@@ -148,7 +149,7 @@ def test_an_infinite_loop_times_out_then_hits_its_cpu_time_limit(tmp_path: Path)
         time.sleep(0.1)
     assert "CPU time limit (2 s) was reached" in program.ended()
     assert made[0].cpu_seconds() > 1  # its cgroup counted the CPU it burnt (kernels round differently)
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
 
 
 def test_it_cannot_write_outside_its_scratch_reach_the_network_or_read_other_bots(tmp_path: Path) -> None:
@@ -191,7 +192,7 @@ answer()
     assert seen["other_bot"] == seen["work"] == "FileNotFoundError", seen
     assert seen["redis"] == "ConnectionRefusedError", seen  # its own network: nothing listens there
     assert seen["internet"] == "OSError", seen  # no route at all
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
     assert sorted(p.name for p in (tmp_path / "snoop").iterdir()) == before  # nothing planted
     assert not (Path("/usr/planted").exists() or Path("/etc/planted").exists())
     assert not left_behind(made)
@@ -202,12 +203,12 @@ def test_a_flood_and_an_exit_mid_game_cost_a_move_each(tmp_path: Path) -> None:
     bot, made = sandboxed_bot(tmp_path / "flood", flood)
     with pytest.raises(BridgeError, match="longer than 65536 bytes"):
         one_turn(bot)
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
     quitter = hostile(tmp_path / "quitter", "sys.exit(7)")
     bot, made2 = sandboxed_bot(tmp_path / "quitter", quitter)
     with pytest.raises(BridgeError, match="exited with status 7"):
         one_turn(bot)
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match(ABORTED)
     assert not left_behind(made + made2)
 
 
@@ -226,7 +227,7 @@ def test_a_healthy_sandboxed_match_plays_to_the_end_beside_all_of_them(tmp_path:
         except BridgeError as exc:
             errors.append(str(exc))
         finally:
-            bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+            bot.end_match(ABORTED)
 
     threads = [threading.Thread(target=misbehave, args=item) for item in bodies.items()]
     for t in threads:
