@@ -31,7 +31,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,14 +120,28 @@ def unavailable() -> str | None:
 class Sandbox:
     """One run of a program in a sandbox; a launcher for :class:`~bots.child.ChildProgram`."""
 
-    def __init__(self, program_dir: str | Path, limits: Limits = Limits(), name: str = "bot") -> None:
+    def __init__(
+        self,
+        program_dir: str | Path,
+        limits: Limits = Limits(),
+        name: str = "bot",
+        writable: bool = False,
+        binds: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """``writable``: the program may write its folder (a build); ``binds``: more folders of the
+        machine it sees read-only (machine path -> path inside: an SDK, the folder of the arena's
+        socket); ``env``: variables it gets (never secrets: a command line is visible to all in ``ps``)."""
         if why := unavailable():
             raise SandboxError(why)
         self.program_dir = Path(program_dir).resolve()
         if not self.program_dir.is_dir():
             raise SandboxError(f"the program's folder {program_dir} is not a folder")
         self.limits = limits
-        self.id = f"{name}-{secrets.token_hex(4)}"
+        self.writable = writable
+        self.binds = dict(binds or {})
+        self.env = dict(env or {})
+        self.id = f"{name}-{secrets.token_hex(4)}".replace("@", "_")
         self.version = cgroup_version()
         self._closed_cpu: float | None = None
         self.groups = self._make_cgroups()
@@ -209,10 +223,15 @@ class Sandbox:
         bwrap += ["--dev", "/dev", "--proc", "/proc"]
         bwrap += ["--size", str(lim.scratch_mb << 20), "--tmpfs", "/tmp"]
         bwrap += ["--size", str(lim.scratch_mb << 20), "--tmpfs", "/scratch"]
-        bwrap += ["--ro-bind", str(self.program_dir), "/bot", "--chdir", "/bot"]
+        bwrap += ["--bind" if self.writable else "--ro-bind", str(self.program_dir), "/bot", "--chdir", "/bot"]
+        for outside, inside in self.binds.items():
+            bwrap += ["--ro-bind", outside, inside]
         bwrap += ["--remount-ro", "/"]  # the sandbox's own root too: only /scratch and /tmp take writes
         bwrap += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/scratch"]
-        bwrap += ["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8", "--"]
+        bwrap += ["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]
+        for key, value in self.env.items():
+            bwrap += ["--setenv", key, value]
+        bwrap += ["--"]
         return [sys.executable, "-c", ENTER, json.dumps(cfg), *bwrap, *argv]
 
     def explain(self, status: int | None) -> str | None:

@@ -27,6 +27,14 @@ def _records(module: Any) -> None:
     module.app.command("export")(league_cmd.export)
 
 
+def _bot(module: Any) -> None:
+    from . import hosting_cmd  # hosted bots: submitted, built and run by the arena
+
+    module.bot_app.command("submit")(hosting_cmd.submit)
+    module.bot_app.command("versions")(hosting_cmd.versions)
+    module.bot_app.command("version")(hosting_cmd.version)
+
+
 COMMANDS: dict[str, tuple[str, str, Callable[[Any], None] | None]] = {
     "rules": ("rules_cmd", "app", None),
     "records": ("records_cmd", "app", _records),
@@ -35,7 +43,8 @@ COMMANDS: dict[str, tuple[str, str, Callable[[Any], None] | None]] = {
     "serve": ("service_cmd", "serve", None),
     "up": ("up_cmd", "up", None),
     "web": ("web_cmd", "web", None),
-    "bot": ("service_cmd", "bot_app", None),
+    "bot": ("service_cmd", "bot_app", _bot),
+    "host": ("hosting_cmd", "host", None),
     "audit": ("audit_cmd", "audit", None),
     "league": ("league_cmd", "app", _league),
 }

@@ -15,6 +15,10 @@ game-slot sets share one tag (``{<prefix>:slots}:<bot>``).
 | ``<prefix>:internal-secret`` | string | the shared secret of the internal Dispatch calls |
 | ``{<prefix>:slots}:<bot>`` | sorted set | match ids the bot is playing, scored by expiry |
 | ``<prefix>:leagues`` | set | league ids |
+| ``<prefix>:hosted`` | hash | hosted bot name -> its number of versions |
+| ``<prefix>:versions:<bot>`` | hash | version number -> JSON: hash, manifest, state, build log, reports |
+| ``<prefix>:source:<bot>@<n>`` | string | a hosted version's source archive |
+| ``<prefix>:host-lease:<bot>@<n>`` | string, TTL | the host that builds or runs the version now |
 | ``<prefix>:audit`` | list | JSON audit events, newest first (the last 10,000) |
 | ``<prefix>:events`` | pub/sub | notices for every replica (a revoked bot) |
 | ``<prefix>:league:{<id>}`` ... | | one league (:class:`LeagueKeys`) |
@@ -70,6 +74,23 @@ class Keys:
     def leagues(self) -> str:
         """Set of league ids."""
         return f"{self.prefix}:leagues"
+
+    @property
+    def hosted(self) -> str:
+        """Hash: hosted bot name -> how many versions it has had (the last one's number)."""
+        return f"{self.prefix}:hosted"
+
+    def versions(self, bot: str) -> str:
+        """Hash: version number -> the version's JSON (:class:`store.versions.Version`)."""
+        return f"{self.prefix}:versions:{bot}"
+
+    def source(self, version: str) -> str:
+        """String: the source archive of ``version`` (``bot@n``)."""
+        return f"{self.prefix}:source:{version}"
+
+    def host_lease(self, version: str) -> str:
+        """String with a TTL: the host that builds, preflights or runs ``version`` now."""
+        return f"{self.prefix}:host-lease:{version}"
 
     @property
     def audit(self) -> str:

@@ -24,6 +24,7 @@ from .codec import text, text_map
 from .keys import Keys, LeagueKeys
 from .ledger import Ledger
 from .tokens import NAME_RE
+from .versions import Versions, split_version
 
 FORMATS = ("round-robin", "double-round-robin", "gauntlet", "adaptive", "sprt")
 
@@ -98,6 +99,8 @@ class League:
     """Timeouts in one match that put a bot in quarantine (0: never)."""
     quarantine_forfeits: int = 3
     """Forfeits in the league (disconnects past the grace period) that put a bot in quarantine (0: never)."""
+    preflight: str = ""
+    """The hosted version (``bot@n``) this league checks before it may play rated games; empty: a rated league."""
 
 
 @dataclass
@@ -200,6 +203,7 @@ class LeagueStore:
                 "quarantine_illegal": league.quarantine_illegal,
                 "quarantine_timeouts": league.quarantine_timeouts,
                 "quarantine_forfeits": league.quarantine_forfeits,
+                "preflight": league.preflight,
             },
         )
 
@@ -235,6 +239,7 @@ class LeagueStore:
             quarantine_illegal=int(meta.get("quarantine_illegal", 20)),
             quarantine_timeouts=int(meta.get("quarantine_timeouts", 10)),
             quarantine_forfeits=int(meta.get("quarantine_forfeits", 3)),
+            preflight=meta.get("preflight", ""),
         )
 
     def delete(self, league_id: str) -> bool:
@@ -254,9 +259,20 @@ class LeagueStore:
         league = self.load(league_id)
         if league.status != "created":
             raise LeagueError(f"league {league_id!r} has started; participants are fixed")
+        versions = Versions(self.r, self.prefix)
         for bot in bots:
             if bot in league.bots:
                 raise LeagueError(f"bot {bot!r} is already in league {league_id!r}")
+            if split_version(bot) and bot != league.preflight:
+                version = versions.get(bot)
+                if version is None:
+                    raise LeagueError(f"no hosted version {bot!r} (see `tablanette bot versions`)")
+                if version.state != "ready":
+                    why = f": {version.note}" if version.note else ""
+                    raise LeagueError(
+                        f"{bot} cannot join a rated league: it is {version.state}{why} "
+                        "(a version joins once it has passed its preflight)"
+                    )
             league.bots.append(bot)
         self._save(league)
         return league

@@ -23,6 +23,8 @@ from .codec import text
 from .keys import Keys
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+VERSION_RE = re.compile(r"^(?P<bot>[A-Za-z0-9][A-Za-z0-9_.-]{0,63})@(?P<number>[1-9][0-9]{0,5})$")
+"""A hosted bot's version, ``bot@n`` (:mod:`store.versions`): a bot name of its own, whose token its host holds."""
 
 
 class TokenError(ValueError):
@@ -55,7 +57,7 @@ class BotTokens:
 
     def add(self, name: str) -> str:
         """Register ``name`` and return its new token (shown once, never stored)."""
-        if not NAME_RE.match(name):
+        if not NAME_RE.match(name) and not VERSION_RE.match(name):
             raise TokenError(f"bot name {name!r} must be 1-64 letters, digits, '_', '.' or '-'")
         existing = self.r.hget(self.keys.bots, name)
         if existing is not None and not BotInfo.from_json(name, existing).revoked:
@@ -86,6 +88,14 @@ class BotTokens:
         pipe.publish(self.keys.events, json.dumps({"revoked": name}))  # live sessions end at once
         pipe.execute()
         AuditLog(self.r, self.keys.prefix).record("revoked", bot=name, token_prefix=meta.get("token_prefix", ""))
+
+    def reissue(self, name: str) -> str:
+        """A new token for ``name``, revoking the old one first if it has one (a hosted version's host
+        does this each time it starts running the version: it holds the only copy)."""
+        info = self.info(name)
+        if info is not None and not info.revoked:
+            self.revoke(name)
+        return self.add(name)
 
     def list(self) -> list[BotInfo]:
         raw = self.r.hgetall(self.keys.bots)

@@ -16,7 +16,7 @@ from store.ledger import commit_keys, state_keys
 ROOT = Path(__file__).resolve().parents[2]
 CODE = [
     p
-    for room in ("engine_service", "config", "store", "worker", "scheduler", "web", "cli", "bots", "bench")
+    for room in ("engine_service", "config", "store", "worker", "scheduler", "web", "hosting", "cli", "bots", "bench")
     for p in sorted((ROOT / room).rglob("*.py"))
 ]
 

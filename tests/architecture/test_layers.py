@@ -6,7 +6,7 @@
     engine_service                        the gRPC engine service
     bots | worker                         bot SDK and built-in bots | Celery app and match runner
     scheduler                             planning and feeding leagues; self-play
-    web                                   the web ladder
+    web | hosting                         the web ladder | hosted bots: build, preflight, run
     cli                                   the ``tablanette`` command and the local supervisor
 
 A module may import from its own room and from rooms on lower lines only; the
@@ -32,9 +32,10 @@ LAYERS: dict[str, int] = {
     "worker": 4,
     "scheduler": 5,
     "web": 6,
+    "hosting": 6,
     "cli": 7,
 }
-ROOMS = ("engine_service", "tablanette", "config", "store", "bots", "worker", "scheduler", "web", "cli")
+ROOMS = ("engine_service", "tablanette", "config", "store", "bots", "worker", "scheduler", "web", "hosting", "cli")
 
 
 def room_of(module: str) -> str | None:

@@ -1,0 +1,173 @@
+"""``tablanette bot submit | versions | version`` and ``tablanette host``: hosted bots.
+
+A bot author submits a folder with a ``bot.toml`` (docs/hosting.md); every
+submission is a new version ``NAME@N``, which a host (``tablanette host``, also
+started by ``tablanette up`` where sandboxes can be made) builds, preflights and
+runs. ``bot versions`` lists a bot's versions and where each stands; ``bot
+version NAME@N`` shows one with its build log, preflight report and evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from .common import console, fail, redis_client
+
+WAITING = ("submitted", "building", "preflight")
+
+
+def submit(
+    folder: Annotated[Path, typer.Argument(help="The bot's folder, with its bot.toml.")],
+    name: Annotated[str, typer.Option("--name", help="The bot's name (versions are NAME@1, NAME@2, ...).")],
+    lang: Annotated[str | None, typer.Option("--lang", help="Its language, if bot.toml does not say.")] = None,
+    wait: Annotated[
+        bool, typer.Option(help="Wait until it is built and preflighted, and say how it went (exit 1 if it failed).")
+    ] = False,
+    timeout: Annotated[float, typer.Option(help="With --wait: the most seconds to wait.")] = 900.0,
+) -> None:
+    """Submit a bot's folder for the arena to build, check and run: a new version NAME@N.
+
+    Example: `tablanette bot submit bots/jsonlines --name perly --wait`.
+    """
+    from hosting.manifest import Manifest, ManifestError
+    from hosting.source import SourceError, pack
+    from store.versions import VersionError, Versions
+
+    try:
+        manifest = Manifest.load(folder)
+        archive, digest = pack(folder)
+    except (ManifestError, SourceError) as exc:
+        fail(str(exc))
+    data = manifest.to_dict()
+    data["language"] = data["language"] or lang or ""
+    client, settings = redis_client()
+    versions = Versions(client, settings.prefix)
+    try:
+        version = versions.submit(name, data, archive, digest)
+    except VersionError as exc:
+        fail(str(exc))
+    console.print(
+        f"submitted [bold]{version.name}[/] ({data['language'] or 'language not given'}, {manifest.protocol}; "
+        f"{len(archive):,} bytes, source {digest[:12]})",
+        highlight=False,
+    )
+    if not wait:
+        console.print(f"`tablanette bot version {version.name}` shows its build and preflight as they go.")
+        return
+    ends = time.monotonic() + timeout
+    seen = ""
+    while (v := versions.require(version.name)).state in WAITING and time.monotonic() < ends:
+        if v.state != seen:
+            seen = v.state
+            console.print(f"{v.name}: {v.state} {v.note}".rstrip(), highlight=False)
+        time.sleep(0.5)
+    _show(v.to_json(), log=v.state == "build-failed")
+    if v.state != "ready":
+        raise typer.Exit(1)
+
+
+def versions(
+    bot: Annotated[str | None, typer.Argument(help="A hosted bot (default: every one).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """A hosted bot's versions (or every hosted bot's) and where each stands."""
+    from store.versions import Versions
+
+    client, settings = redis_client()
+    store = Versions(client, settings.prefix)
+    found = store.of(bot) if bot else store.all()
+    if bot and not found:
+        fail(f"no hosted bot {bot!r}: `tablanette bot submit DIR --name {bot}` submits its first version")
+    if as_json:
+        print(json.dumps([v.to_json() for v in found], indent=2))
+        return
+    table = Table("version", "state", "language", "source", "submitted", "note")
+    for v in found:
+        submitted = time.strftime("%Y-%m-%d %H:%M", time.localtime(v.submitted))
+        table.add_row(v.name, v.state, v.manifest.get("language", ""), v.source_hash[:12], submitted, v.note)
+    console.print(table)
+
+
+def version(
+    name: Annotated[str, typer.Argument(help="A version, NAME@N.")],
+    log: Annotated[bool, typer.Option("--log", help="Print the whole build log.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """One version: its state, build, preflight report and the evidence of its faults."""
+    from store.versions import VersionError, Versions
+
+    client, settings = redis_client()
+    try:
+        v = Versions(client, settings.prefix).require(name)
+    except VersionError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps(v.to_json(), indent=2))
+        return
+    _show(v.to_json(), log=log)
+
+
+def _show(v: dict[str, Any], log: bool) -> None:
+    console.print(f"[bold]{v['name']}[/]: {v['state']}" + (f" ({v['note']})" if v["note"] else ""), highlight=False)
+    m = v["manifest"]
+    console.print(f"  {m['language'] or '?'}, {m['protocol']}; runs {' '.join(m['run'])}", highlight=False)
+    if v["build_seconds"] is not None:
+        console.print(f"  built in {v['build_seconds']} s", highlight=False)
+    if log or v["state"] == "build-failed":
+        lines = v["build_log"].splitlines()
+        shown = lines if log else lines[-30:]
+        console.print(("  build log:" if log else "  end of the build log:"), highlight=False)
+        for line in shown:
+            console.print(f"    {line}", highlight=False, markup=False)
+    if pf := v["preflight"]:
+        verdict = "passed" if pf["passed"] else "failed: " + "; ".join(pf["problems"])
+        games = f"{pf['games']} of {pf['planned']} games"
+        console.print(f"  preflight ({pf['league']}): {games}, {verdict}", highlight=False)
+    for e in v["evidence"][:3]:
+        at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"]))
+        console.print(f"  fault at {at}: {e['reason']}", highlight=False, markup=False)
+
+
+def host(
+    address: Annotated[
+        str, typer.Option(envvar="TABLANETTE_ADDRESS", help="Engine service replicas, comma-separated.")
+    ] = "127.0.0.1:50051",
+    folder: Annotated[
+        Path, typer.Option("--dir", envvar="TABLANETTE_HOST_DIR", help="Where versions are unpacked and built.")
+    ] = Path("/var/tmp/tablanette-hosted"),
+    ca: Annotated[str | None, typer.Option(help="CA certificate for TLS.")] = None,
+) -> None:
+    """Build, preflight and run the arena's hosted bots on this machine, until stopped (needs root)."""
+    import logging
+    import signal
+
+    from bots.sandbox import unavailable
+    from hosting.host import Host
+    from scheduler.queue import MatchQueue
+    from worker.celery_app import app as celery_app
+
+    if why := unavailable():
+        fail(f"cannot host bots here: {why}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    client, settings = redis_client()
+    from store.client import connect
+
+    store_client = connect(settings.redis_url, ride_out=True)
+    service = Host(
+        store_client,
+        settings.prefix,
+        address,
+        folder,
+        MatchQueue(celery_app, settings.queue),
+        ca=Path(ca).read_bytes() if ca else None,
+    )
+    client.close()
+    signal.signal(signal.SIGTERM, lambda *_: service.stop())
+    signal.signal(signal.SIGINT, lambda *_: service.stop())
+    service.run()

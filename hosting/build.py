@@ -1,0 +1,153 @@
+"""A version's build: its source unpacked into its own folder, then its build command run in a sandbox.
+
+The build runs like the bot will (:mod:`bots.sandbox`): no network, the
+machine's toolchain read-only, as an unprivileged user, with memory, process and
+CPU limits, but with its folder writable (that is where it puts what it builds).
+It gets ``BUILD_TIMEOUT_S`` seconds of wall time, and the folder may be at most
+``MAX_BUILT`` bytes afterwards. Its output, both streams, is the build log (the
+last ``store.versions.MAX_LOG`` bytes are kept), headed by what was run and
+followed by how it ended, so a failed build says why.
+
+A version with no build command is just unpacked. A folder once built is marked
+(outside the folder, where the build cannot forge the mark) with its source
+hash, so a host that restarts does not build it again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bots.sandbox import Limits, Sandbox
+from store.versions import MAX_LOG
+
+from .manifest import Manifest
+from .source import SourceError, unpack
+
+BUILD_TIMEOUT_S = 600.0
+MAX_BUILT = 512 << 20
+NOBODY = 65534
+
+
+@dataclass
+class BuildResult:
+    ok: bool
+    log: str
+    seconds: float
+    why: str = ""
+    """Why it failed, in one line (empty when it succeeded)."""
+
+
+def version_dir(root: str | Path, version: str) -> Path:
+    """The version's folder under the host's folder: ``bot/`` (the program's own, seen as /bot) and marks."""
+    return Path(root) / version
+
+
+def is_built(root: str | Path, version: str, source_hash: str) -> bool:
+    mark = version_dir(root, version) / "built"
+    return mark.is_file() and mark.read_text() == source_hash
+
+
+def build(
+    root: str | Path,
+    version: str,
+    manifest: Manifest,
+    archive: bytes,
+    source_hash: str,
+    timeout_s: float = BUILD_TIMEOUT_S,
+) -> BuildResult:
+    """Unpack and build ``version`` under ``root``; the folder is left read-only to the bot's user."""
+    base = version_dir(root, version)
+    if base.exists():
+        shutil.rmtree(base)
+    folder = base / "bot"
+    base.mkdir(parents=True, mode=0o755)
+    os.chmod(base, 0o755)
+    started = time.monotonic()
+    try:
+        unpack(archive, folder)
+    except SourceError as exc:
+        return BuildResult(False, str(exc), 0.0, str(exc))
+    if not manifest.build:
+        _finish(base, folder, source_hash)
+        return BuildResult(True, "no build command: the source is used as it is\n", 0.0)
+    _own(folder, NOBODY if os.geteuid() == 0 else None)
+    limits = Limits(memory_mb=max(manifest.memory_mb, 512), pids=128, cpus=2.0, cpu_seconds=int(timeout_s) + 5)
+    sandbox = Sandbox(folder, limits, f"build-{version}", writable=True)
+    head = f"$ {' '.join(manifest.build)}\n"
+    try:
+        status, output, timed_out = _run(sandbox.wrap(manifest.build), timeout_s)
+        explained = sandbox.explain(status)
+    finally:
+        sandbox.close()
+    seconds = time.monotonic() - started
+    _own(folder, 0 if os.geteuid() == 0 else None)
+    size = sum(p.lstat().st_size for p in _tree(folder))
+    if timed_out:
+        why = f"the build took longer than {timeout_s:.0f} s and was stopped"
+    elif status != 0:
+        why = f"the build exited with status {status}" + (f" ({explained})" if explained else "")
+    elif size > MAX_BUILT:
+        why = f"the built folder holds {size >> 20} MB; the limit is {MAX_BUILT >> 20} MB"
+    else:
+        why = ""
+    log = head + output + f"\n[{'failed: ' + why if why else 'built'} in {seconds:.1f} s]\n"
+    if why:
+        return BuildResult(False, log[-MAX_LOG:], seconds, why)
+    _finish(base, folder, source_hash)
+    return BuildResult(True, log[-MAX_LOG:], seconds)
+
+
+def _run(argv: list[str], timeout_s: float) -> tuple[int | None, str, bool]:
+    """Run ``argv``; its exit status, the end of its output (both streams), and whether it timed out."""
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    kept = bytearray()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            kept.extend(chunk)
+            if len(kept) > 2 * MAX_LOG:  # keep only the end: a build that prints forever costs no memory
+                del kept[: len(kept) - MAX_LOG]
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    timed_out = False
+    try:
+        status: int | None = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        proc.kill()
+        status = proc.wait()
+    reader.join(timeout=5)
+    return status, kept.decode("utf-8", errors="replace")[-MAX_LOG:], timed_out
+
+
+def _own(folder: Path, uid: int | None) -> None:
+    """Give the folder to ``uid`` (the build's user while it builds; root afterwards, so the bot cannot
+    change what was built)."""
+    if uid is None:
+        return
+    for path in _tree(folder):
+        os.lchown(path, uid, uid)  # a link itself, never what it points to
+
+
+def _finish(base: Path, folder: Path, source_hash: str) -> None:
+    for path in _tree(folder):
+        if path.is_symlink():
+            continue
+        path.chmod(path.stat().st_mode | (0o555 if path.is_dir() else 0o444))  # readable by the bot's user
+    (base / "built").write_text(source_hash)
+
+
+def _tree(folder: Path) -> list[Path]:
+    """The folder and everything in it, never following a link (a build may leave links anywhere)."""
+    paths = [folder]
+    for dirpath, dirnames, filenames in os.walk(folder):  # followlinks=False
+        paths += [Path(dirpath, n) for n in dirnames + filenames]
+    return paths

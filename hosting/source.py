@@ -1,0 +1,89 @@
+"""A submission's folder as one archive: packed the same way every time, hashed, and unpacked safely.
+
+The archive is a gzipped tar with sorted entries, no owners, no times and
+normalised modes, so the same folder always gives the same bytes and the same
+SHA-256 (a version's *source hash*). Version-control and cache folders are left
+out; symbolic links, devices and anything over the size limits are refused with
+a message saying which file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import tarfile
+from pathlib import Path
+
+MAX_PACKED = 8 << 20
+"""Largest archive accepted (bytes, compressed)."""
+MAX_UNPACKED = 64 << 20
+"""Largest total of the files' sizes."""
+MAX_FILES = 2000
+SKIPPED = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+"""Folders never packed (what a checkout or a local run leaves behind)."""
+
+
+class SourceError(ValueError):
+    """A folder that cannot be submitted, or an archive that cannot be unpacked."""
+
+
+def pack(folder: str | Path) -> tuple[bytes, str]:
+    """The folder's archive and its SHA-256 (hex)."""
+    root = Path(folder)
+    if not root.is_dir():
+        raise SourceError(f"{folder} is not a folder")
+    files: list[tuple[str, Path]] = []
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED)
+        for d in dirnames:
+            if (Path(dirpath) / d).is_symlink():
+                raise SourceError(f"{Path(dirpath, d)} is a symbolic link: submit the files themselves")
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                raise SourceError(f"{path} is a symbolic link: submit the file itself")
+            if not path.is_file():
+                raise SourceError(f"{path} is not a regular file")
+            total += path.stat().st_size
+            files.append((rel, path))
+            if len(files) > MAX_FILES:
+                raise SourceError(f"{folder} holds more than {MAX_FILES} files")
+            if total > MAX_UNPACKED:
+                raise SourceError(f"{folder} holds more than {MAX_UNPACKED >> 20} MB (limit reached at {rel})")
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
+        for rel, path in sorted(files):
+            info = tarfile.TarInfo(rel)
+            info.size = path.stat().st_size
+            info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
+            with path.open("rb") as fh:
+                tar.addfile(info, fh)
+    data = buf.getvalue()
+    if len(data) > MAX_PACKED:
+        raise SourceError(f"{folder} packs to {len(data) >> 20} MB; the limit is {MAX_PACKED >> 20} MB")
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def unpack(data: bytes, into: str | Path) -> None:
+    """Unpack an archive made by :func:`pack` into the (empty or new) folder ``into``.
+
+    Only regular files and folders are taken, each inside ``into`` (tarfile's
+    ``data`` filter refuses absolute paths, ``..``, links and devices).
+    """
+    target = Path(into)
+    target.mkdir(parents=True, exist_ok=True)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            members = tar.getmembers()
+            if len(members) > MAX_FILES or sum(m.size for m in members) > MAX_UNPACKED:
+                raise SourceError("the archive is larger than a submission may be")
+            for m in members:
+                if not (m.isfile() or m.isdir()):
+                    raise SourceError(f"the archive holds {m.name}, which is not a regular file")
+            tar.extractall(target, filter="data")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise SourceError(f"cannot unpack the source: {exc}") from None

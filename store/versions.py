@@ -1,0 +1,199 @@
+"""Hosted bots' versions: every submission is a new immutable version ``NAME@N``.
+
+A version keeps its source archive and its hash, the manifest it was submitted
+with, and where it stands:
+
+    submitted -> building -> build-failed
+                          -> preflight -> preflight-failed
+                                       -> ready  (may join rated leagues) -> quarantined
+
+with, for each step, what the owner needs to see: the build log, the preflight
+report, and the evidence of what went wrong while it was hosted (its last output
+and the sandbox's reason). A version's source and manifest never change; only
+its state and these reports do, written by the one host that holds its lease
+(:meth:`Versions.claim`).
+
+Keys (:class:`store.keys.Keys`): ``hosted``, ``versions:<bot>``, ``source:<bot>@<n>``,
+``host-lease:<bot>@<n>``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import redis
+from redis.exceptions import LockError
+
+from .codec import text
+from .keys import Keys
+from .tokens import NAME_RE, VERSION_RE
+
+STATES = ("submitted", "building", "build-failed", "preflight", "preflight-failed", "ready", "quarantined")
+PLAYABLE = ("preflight", "ready")
+"""States in which a host runs the version (a preflight is games too)."""
+MAX_LOG = 64 << 10
+"""Most of a build log kept (its end: where a build says why it failed)."""
+MAX_EVIDENCE = 10
+
+
+class VersionError(ValueError):
+    """An unknown bot or version, or a bad name."""
+
+
+def split_version(name: str) -> tuple[str, int] | None:
+    """``("bot", 3)`` for ``"bot@3"``; None for a name that is not a version.
+
+    >>> split_version("perly@12"), split_version("perly"), split_version("perly@0")
+    (('perly', 12), None, None)
+    """
+    m = VERSION_RE.match(name)
+    return (m["bot"], int(m["number"])) if m else None
+
+
+@dataclass
+class Version:
+    bot: str
+    number: int
+    source_hash: str
+    manifest: dict[str, Any]
+    submitted: float
+    state: str = "submitted"
+    note: str = ""
+    """Why it is in its state, in words (a failed build's last line, a failed preflight's reason)."""
+    build_log: str = ""
+    build_seconds: float | None = None
+    preflight: dict[str, Any] = field(default_factory=dict)
+    """The preflight's report: its league, games, and per bot games, timeouts, illegal plays, forfeits."""
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    """What went wrong while hosted, newest first: ``{at, reason, output}`` (the program's last lines)."""
+    updated: float = 0.0
+
+    @property
+    def name(self) -> str:
+        return f"{self.bot}@{self.number}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, raw: str | bytes) -> Version:
+        data = json.loads(raw)
+        data.pop("name", None)
+        return cls(**data)
+
+
+class Versions:
+    """The versions of every hosted bot, with a blocking client (CLI, hosts, web)."""
+
+    def __init__(self, client: redis.Redis, prefix: str) -> None:
+        self.r = client
+        self.keys = Keys(prefix)
+
+    def submit(self, bot: str, manifest: dict[str, Any], archive: bytes, source_hash: str) -> Version:
+        """Keep a new version of ``bot`` (hosted bots are created by their first submission)."""
+        if not NAME_RE.match(bot):
+            raise VersionError(f"bot name {bot!r} must be 1-64 letters, digits, '_', '.' or '-'")
+        if self.r.hexists(self.keys.bots, bot) and not self.r.hexists(self.keys.hosted, bot):
+            raise VersionError(f"{bot!r} is a bot that connects itself (`tablanette bot add`): choose another name")
+        number = int(self.r.hincrby(self.keys.hosted, bot, 1))
+        now = time.time()
+        version = Version(bot, number, source_hash, manifest, now, updated=now)
+        pipe = self.r.pipeline()
+        pipe.set(self.keys.source(version.name), archive)
+        pipe.hset(self.keys.versions(bot), str(number), json.dumps(version.to_json()))
+        pipe.execute()
+        return version
+
+    def get(self, name: str) -> Version | None:
+        parts = split_version(name)
+        if parts is None:
+            return None
+        raw = self.r.hget(self.keys.versions(parts[0]), str(parts[1]))
+        return Version.from_json(raw) if raw else None
+
+    def require(self, name: str) -> Version:
+        version = self.get(name)
+        if version is None:
+            raise VersionError(
+                f"no hosted version {name!r} (versions are named like mybot@1; see `tablanette bot versions`)"
+            )
+        return version
+
+    def of(self, bot: str) -> list[Version]:
+        """The bot's versions, oldest first."""
+        raw = self.r.hgetall(self.keys.versions(bot))
+        return sorted((Version.from_json(v) for v in raw.values()), key=lambda v: v.number)
+
+    def bots(self) -> list[str]:
+        return sorted(text(b) for b in self.r.hkeys(self.keys.hosted))
+
+    def all(self) -> list[Version]:
+        return [v for bot in self.bots() for v in self.of(bot)]
+
+    def resolve(self, name: str) -> str:
+        """``bot@latest`` -> the bot's newest ready version; any other name as it is."""
+        bot, _, which = name.partition("@")
+        if which != "latest":
+            return name
+        ready = [v for v in self.of(bot) if v.state == "ready"]
+        if not ready:
+            raise VersionError(
+                f"{bot!r} has no version that passed preflight yet (see `tablanette bot versions {bot}`)"
+            )
+        return ready[-1].name
+
+    def source(self, name: str) -> bytes:
+        data = self.r.get(self.keys.source(name))
+        if data is None:
+            raise VersionError(f"the source of {name} is missing")
+        return data if isinstance(data, bytes) else data.encode()
+
+    def save(self, version: Version) -> None:
+        """Write back the version's state and reports (only its lease holder does)."""
+        version.updated = time.time()
+        version.build_log = version.build_log[-MAX_LOG:]
+        version.evidence = version.evidence[:MAX_EVIDENCE]
+        self.r.hset(self.keys.versions(version.bot), str(version.number), json.dumps(version.to_json()))
+
+    def set_state(self, name: str, state: str, note: str = "") -> Version:
+        if state not in STATES:
+            raise ValueError(f"unknown version state {state!r}")
+        version = self.require(name)
+        version.state, version.note = state, note
+        self.save(version)
+        return version
+
+    def add_evidence(self, name: str, reason: str, output: list[str]) -> None:
+        version = self.require(name)
+        version.evidence.insert(0, {"at": time.time(), "reason": reason, "output": output[-40:]})
+        self.save(version)
+
+    # ----------------------------------------------------------- the hosts' leases
+
+    def claim(self, name: str, host: str, ttl_s: float) -> bool:
+        """Take (or keep, if ``host`` holds it) the version's lease for ``ttl_s`` seconds.
+
+        A redis-py lock whose token is the host's name: taken with ``SET NX PX``,
+        kept with its compare-and-expire script, so a host never extends a lease
+        another host has taken since its own ran out.
+        """
+        lock = self.r.lock(self.keys.host_lease(name), timeout=ttl_s, blocking=False, thread_local=False)
+        if lock.acquire(token=host):
+            return True
+        lock.local.token = host.encode()
+        try:
+            return bool(lock.reacquire())
+        except LockError:  # held by another host
+            return False
+
+    def holder(self, name: str) -> str | None:
+        raw = self.r.get(self.keys.host_lease(name))
+        return text(raw) if raw else None
+
+    def release(self, name: str, host: str) -> None:
+        key = self.keys.host_lease(name)
+        if self.r.get(key) == host.encode():
+            self.r.delete(key)
