@@ -15,6 +15,7 @@ hash, so a host that restarts does not build it again.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -27,9 +28,12 @@ from bots.sandbox import Limits, Sandbox
 from store.versions import MAX_LOG
 
 from .manifest import Manifest
+from .sdk import ENV
 from .source import SourceError, unpack
 
 BUILD_TIMEOUT_S = 600.0
+BUILD_LIMITS = Limits(memory_mb=2048, pids=128, cpus=2.0, scratch_mb=512)
+"""What a build may use (a compiler needs more than a bot: C++ with gRPC's headers takes over 512 MB)."""
 MAX_BUILT = 512 << 20
 NOBODY = 65534
 
@@ -60,8 +64,12 @@ def build(
     archive: bytes,
     source_hash: str,
     timeout_s: float = BUILD_TIMEOUT_S,
+    sdk: Path | None = None,
 ) -> BuildResult:
-    """Unpack and build ``version`` under ``root``; the folder is left read-only to the bot's user."""
+    """Unpack and build ``version`` under ``root``; the folder is left read-only to the bot's user.
+
+    ``sdk``: the staged SDKs (:func:`hosting.sdk.stage`), lent to the build at ``/sdk``.
+    """
     base = version_dir(root, version)
     if base.exists():
         shutil.rmtree(base)
@@ -77,8 +85,9 @@ def build(
         _finish(base, folder, source_hash)
         return BuildResult(True, "no build command: the source is used as it is\n", 0.0)
     _own(folder, NOBODY if os.geteuid() == 0 else None)
-    limits = Limits(memory_mb=max(manifest.memory_mb, 512), pids=128, cpus=2.0, cpu_seconds=int(timeout_s) + 5)
-    sandbox = Sandbox(folder, limits, f"build-{version}", writable=True)
+    limits = dataclasses.replace(BUILD_LIMITS, cpu_seconds=2 * int(timeout_s) + 5)  # 2 cores for the whole time
+    binds = {str(sdk): "/sdk"} if sdk is not None else {}
+    sandbox = Sandbox(folder, limits, f"build-{version}", writable=True, binds=binds, env=ENV if sdk else None)
     head = f"$ {' '.join(manifest.build)}\n"
     try:
         status, output, timed_out = _run(sandbox.wrap(manifest.build), timeout_s)

@@ -23,103 +23,41 @@ output and the sandbox's reason, once a game), for its owner to read.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol
 
 import redis
 
 from bots.base import Bot
-from bots.bridge import BridgeError, ProgramBot
-from bots.child import ChildProgram, Launcher
 from bots.registry import make_bot
-from bots.sandbox import Limits, Sandbox
-from bots.sdk import BotClient, BotRejected, Clock
-from engine_service.rules import Observation, Play
+from bots.sandbox import Limits, Sandbox, SandboxError
+from bots.sdk import BotClient, parse_addresses
 from store.leagues import LeagueStore
 from store.tokens import BotTokens
 from store.versions import PLAYABLE, Version, Versions
 
-from . import preflight
+from . import preflight, sdk
 from .build import build, is_built, version_dir
 from .manifest import Manifest, ManifestError
+from .runners import ClientRunner, HostedProgram, Runner, ServiceRunner
 
 log = logging.getLogger("tablanette.host")
 POLL_S = 1.0
 LEASE_S = 30.0
-
-
-class Runner(Protocol):
-    """A version (or reference bot) connected to the arena by this host."""
-
-    def stop(self) -> None: ...
-    def alive(self) -> bool: ...
-    @property
-    def faults(self) -> int:
-        """Answers its program failed to give so far."""
-        ...
-
-
-class ClientRunner:
-    """A bot played by an SDK client on a thread of this process (reference bots, JSON-lines versions)."""
-
-    def __init__(self, client: BotClient) -> None:
-        self.client = client
-        self.error = ""
-        self.thread = threading.Thread(target=self._run, daemon=True, name=f"host-{client.name}")
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.client.run_forever()
-        except BotRejected as exc:
-            self.error = str(exc)
-            log.error("%s: the arena refused it: %s", self.client.name, exc)
-
-    def stop(self) -> None:
-        self.client.stop()
-
-    def alive(self) -> bool:
-        return self.thread.is_alive()
-
-    @property
-    def faults(self) -> int:
-        return self.client.choose_errors
-
-
-class HostedProgram(ProgramBot):
-    """A JSON-lines version's program for one game; its first failure of the game becomes evidence."""
-
-    def __init__(
-        self,
-        argv: list[str],
-        name: str,
-        version: str,
-        launcher: Callable[[], Launcher],
-        on_fault: Callable[[str, list[str]], None],
-    ) -> None:
-        super().__init__(argv, name, version, on_program=self._started, launcher=launcher)
-        self.on_fault = on_fault
-        self.last: ChildProgram | None = None
-        self.reported = False
-
-    def _started(self, program: ChildProgram) -> None:
-        self.last = program
-
-    def choose(self, observation: Observation, clock: Clock | None = None) -> Play:
-        try:
-            return super().choose(observation, clock)
-        except BridgeError as exc:
-            if not self.reported:
-                self.reported = True
-                self.on_fault(str(exc), list(self.last.stderr_tail) if self.last else [])
-            raise
+RESTART_WAIT_S = (1.0, 60.0)
+"""A program that keeps ending is started again after 1 s, doubling to at most 60 s."""
+PREFLIGHT_ENDINGS = 3
+"""Times a version's program may end during its preflight before the preflight stops (and fails)."""
+SERVICE_CPU_S = 7 * 24 * 3600
+"""A gRPC version's CPU-time limit: it runs for as long as it is hosted (its CPU share is what limits it)."""
 
 
 class Host:
@@ -146,7 +84,13 @@ class Host:
         self.tokens = BotTokens(client, prefix)
         self.leagues = LeagueStore(client, prefix)
         self.runners: dict[str, Runner] = {}
-        self.jobs: dict[str, Future[None]] = {}
+        self.starts: dict[str, tuple[float, int]] = {}
+        """name -> when it was last started (monotonic) and how many times in a row it has ended."""
+        self.sdk = self.root / "sdk"
+        self.jobs: dict[tuple[str, str], Future[None]] = {}
+        """(``build`` or ``preflight``, version) -> the job doing it."""
+        self.ended: dict[str, int] = {}
+        """version -> times its program has ended while this host ran it."""
         self.pool = ThreadPoolExecutor(2, thread_name_prefix="host-job")
         self.stopping = threading.Event()
 
@@ -156,6 +100,7 @@ class Host:
         """Tend every version until :meth:`stop`; then stop everything this host runs."""
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)  # the sandbox's user must reach the versions' folders
+        sdk.stage(self.sdk)
         log.info("host %s: hosting under %s, arena at %s", self.name, self.root, self.address)
         try:
             while not self.stopping.is_set():
@@ -181,28 +126,28 @@ class Host:
             self._keep(bot, functools.partial(self._reference, bot, builtin))
         for version in self.versions.all():
             self._tend(version)
-        for name, job in list(self.jobs.items()):
+        for key, job in list(self.jobs.items()):
             if job.done():
-                del self.jobs[name]
+                del self.jobs[key]
                 if exc := job.exception():
-                    log.error("host %s: the job for %s failed: %r", self.name, name, exc)
+                    log.error("host %s: the %s of %s failed: %r", self.name, *key, exc)
 
     def _tend(self, v: Version) -> None:
         name = v.name
         if v.state in ("submitted", "building"):
-            if name not in self.jobs and self.versions.claim(name, self.name, self.lease_s):
-                self.jobs[name] = self.pool.submit(self._build, name)
+            if ("build", name) not in self.jobs and self.versions.claim(name, self.name, self.lease_s):
+                self.jobs["build", name] = self.pool.submit(self._build, name)
         elif v.state in PLAYABLE:
-            if name in self.jobs:  # a local build of a version another host built; then it runs
+            if ("build", name) in self.jobs:  # a local build of a version another host built; then it runs
                 self.versions.claim(name, self.name, self.lease_s)
                 return
             if not is_built(self.root, name, v.source_hash):
                 if self.versions.claim(name, self.name, self.lease_s):
-                    self.jobs[name] = self.pool.submit(self._build, name, False)
+                    self.jobs["build", name] = self.pool.submit(self._build, name, False)
                 return
             self._keep(name, lambda: self._start_version(v))
-            if v.state == "preflight" and name in self.runners and name not in self.jobs:
-                self.jobs[name] = self.pool.submit(self._preflight, name)
+            if v.state == "preflight" and name in self.runners and ("preflight", name) not in self.jobs:
+                self.jobs["preflight", name] = self.pool.submit(self._preflight, name)
         elif name in self.runners:
             self._stop_running(name)
             self.versions.release(name, self.name)
@@ -217,13 +162,22 @@ class Host:
                 self._stop_running(name)
             return
         runner = self.runners.get(name)
+        now = time.monotonic()
+        started, ends = self.starts.get(name, (0.0, 0))
         if runner is not None and runner.alive():
+            if ends and now - started > RESTART_WAIT_S[1]:
+                self.starts[name] = (started, 0)  # it has kept running: the next end starts the pauses afresh
+            return
+        wait = min(RESTART_WAIT_S[0] * 2 ** (ends - 1), RESTART_WAIT_S[1]) if ends else 0.0
+        if now - started < wait:
             return
         if runner is not None:
-            log.warning("host %s: %s stopped; starting it again", self.name, name)
+            self.ended[name] = self.ended.get(name, 0) + 1
+            log.warning("host %s: %s stopped; starting it again (pause %.0f s)", self.name, name, wait)
+        self.starts[name] = (now, ends + 1 if runner is not None else 0)
         try:
             self.runners[name] = start()
-        except (ManifestError, OSError) as exc:
+        except (ManifestError, OSError, SandboxError) as exc:
             log.error("host %s: cannot start %s: %s", self.name, name, exc)
 
     def _stop_running(self, name: str) -> None:
@@ -252,10 +206,24 @@ class Host:
             except redis.RedisError as exc:
                 log.warning("%s: could not keep the evidence of a fault (%s): %s", name, exc, reason)
 
-        def program() -> Bot:
-            return HostedProgram(manifest.run, name, "", lambda: Sandbox(folder, limits, name), evidence)
-
         log.info("host %s: running %s (%s, %s)", self.name, name, manifest.language or "?", manifest.protocol)
+        if manifest.protocol == "grpc":
+            return ServiceRunner(
+                name,
+                folder.parent,
+                manifest.run,
+                dataclasses.replace(limits, cpu_seconds=SERVICE_CPU_S),
+                self.tokens.reissue(name),
+                parse_addresses(self.address),
+                self.sdk,
+                {**sdk.ENV, "TABLANETTE_MAX_GAMES": str(manifest.max_games)},
+                evidence,
+                self.ca,
+            )
+
+        def program() -> Bot:
+            return HostedProgram(manifest.run, name, lambda: Sandbox(folder, limits, name), evidence)
+
         return ClientRunner(self._client(name, program, manifest.max_games))
 
     # ----------------------------------------------------------- jobs
@@ -271,7 +239,7 @@ class Host:
         if first:
             self.versions.set_state(name, "building", f"building on {self.name}")
         log.info("host %s: building %s", self.name, name)
-        result = build(self.root, name, manifest, self.versions.source(name), v.source_hash)
+        result = build(self.root, name, manifest, self.versions.source(name), v.source_hash, sdk=self.sdk)
         if not first:
             if not result.ok:
                 log.error("host %s: %s built elsewhere but not here: %s", self.name, name, result.why)
@@ -283,18 +251,30 @@ class Host:
         log.info("host %s: %s %s", self.name, name, "built" if result.ok else f"failed to build: {result.why}")
 
     def _preflight(self, name: str) -> None:
+        """Play the version's preflight league and judge it (cut short once its program has ended
+        ``PREFLIGHT_ENDINGS`` times: it would only keep the reference bots waiting)."""
         runner = self.runners.get(name)
         faults_before = runner.faults if runner else 0
-        status = preflight.play(self.leagues, name, self.enqueue, should_stop=self.stopping.is_set)
+        ended_before = self.ended.get(name, 0)
+
+        def endings() -> int:
+            return self.ended.get(name, 0) - ended_before
+
+        def enough() -> bool:
+            return self.stopping.is_set() or endings() >= PREFLIGHT_ENDINGS
+
+        status = preflight.play(self.leagues, name, self.enqueue, should_stop=enough)
         if self.stopping.is_set() or self.versions.holder(name) != self.name:
             return  # judged by whoever plays it to the end
         runner = self.runners.get(name)
-        faults = (runner.faults if runner else 0) - faults_before
-        passed, report = preflight.judge(self.leagues, name, status, faults)
+        faults = max((runner.faults if runner else 0) - faults_before, 0)
+        passed, report = preflight.judge(self.leagues, name, status, faults, endings())
         v = self.versions.require(name)
         v.preflight = report
         v.state, v.note = ("ready", "") if passed else ("preflight-failed", "; ".join(report["problems"]))
         self.versions.save(v)
+        if not passed:
+            self.leagues.cancel(report["league"])  # its unplayed matches are not waited for
         log.info("host %s: %s %s its preflight", self.name, name, "passed" if passed else "failed")
 
     def _fail(self, name: str, state: str, why: str) -> None:

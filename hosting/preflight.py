@@ -75,17 +75,25 @@ def play(
     return Feeder(store, lid, enqueue, window=4, should_stop=lambda: should_stop() or time.monotonic() > ends).run()
 
 
-def judge(store: LeagueStore, version: str, status: LeagueStatus, program_faults: int) -> tuple[bool, dict[str, Any]]:
-    """Whether the version passed, and the report: its games and conduct, and why it failed if it did."""
+def judge(
+    store: LeagueStore, version: str, status: LeagueStatus, program_faults: int, endings: int = 0
+) -> tuple[bool, dict[str, Any]]:
+    """Whether the version passed, and the report: its games and conduct, and why it failed if it did.
+
+    ``program_faults``: answers its program failed to give; ``endings``: times its
+    (long-running) program ended while it should have been playing.
+    """
     lid = league_id(version)
     rows = LeagueResults(store.r, store.prefix).ladder_rows(lid, [version, *REFERENCE])
     mine = rows.get(version)
     planned = sum(1 for seats in store.seats(lid).values() if version in seats)
     played = mine.games if mine else 0
     problems = []
+    if endings:
+        problems.append(f"its program ended {endings} time(s) (the reasons and its last output are on its page)")
     if played < planned:
         problems.append(
-            f"it finished {played} of its {planned} games within {DEADLINE_S:.0f} s"
+            f"it finished {played} of its {planned} games"
             + (f" ({status.waiting_note()})" if status.waiting_note() else "")
         )
     if status.failed:
@@ -105,6 +113,7 @@ def judge(store: LeagueStore, version: str, status: LeagueStatus, program_faults
         "opponents": list(REFERENCE),
         "bots": {bot: row.to_json() for bot, row in rows.items()},
         "program_faults": program_faults,
+        "program_endings": endings,
         "passed": not problems,
         "problems": problems,
         "at": time.time(),

@@ -21,8 +21,12 @@ MAX_PACKED = 8 << 20
 MAX_UNPACKED = 64 << 20
 """Largest total of the files' sizes."""
 MAX_FILES = 2000
-SKIPPED = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
-"""Folders never packed (what a checkout or a local run leaves behind)."""
+SKIPPED = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+    | {"node_modules", "build"}
+)
+"""Folders never packed: what a checkout or a local run leaves behind, the packages the arena lends
+(``node_modules``) and build output (the arena builds it again, in its sandbox)."""
 
 
 class SourceError(ValueError):

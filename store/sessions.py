@@ -21,6 +21,7 @@ from redis.asyncio import Redis as AsyncRedis
 
 from .codec import text
 from .keys import Keys
+from .tokens import VERSION_RE
 
 # KEYS[1]: the session key. ARGV: session id. Delete the entry only if it still names this session.
 _RELEASE = """
@@ -52,8 +53,9 @@ class SessionEntry:
 
     @property
     def label(self) -> str:
-        """``name@version`` (the name alone when the bot gave no version)."""
-        return f"{self.bot}@{self.version}" if self.version else self.bot
+        """``name@version``: the name alone when the bot gave no version, or when the name is a hosted
+        version's (``bot@n`` already says which version it is; its program's own label would only blur it)."""
+        return f"{self.bot}@{self.version}" if self.version and not VERSION_RE.match(self.bot) else self.bot
 
     def to_json(self) -> str:
         return json.dumps(

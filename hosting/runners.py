@@ -1,0 +1,193 @@
+"""How a host runs a bot: an SDK client on a thread of its own, or a sandboxed program of the bot's own.
+
+- :class:`ClientRunner`: an SDK client in the host's process: the reference bots,
+  and JSON-lines versions, whose program runs sandboxed once a game
+  (:class:`HostedProgram`, through the bridge of :mod:`bots.bridge`);
+- :class:`ServiceRunner`: a gRPC version, a long-running program of its own in
+  one sandbox, reaching the arena through a relayed socket (:mod:`hosting.relay`),
+  with the SDKs lent read-only (:mod:`hosting.sdk`).
+
+Either way, what a program gets wrong becomes evidence on its version: its last
+lines of output and the sandbox's reason.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import os
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from bots.bridge import BridgeError, ProgramBot
+from bots.child import ChildProgram, Launcher
+from bots.sandbox import NOBODY, Limits, Sandbox
+from bots.sdk import BotClient, BotRejected, Clock
+from engine_service.rules import Observation, Play
+
+from .relay import Relay
+
+log = logging.getLogger("tablanette.host")
+Evidence = Callable[[str, list[str]], None]
+"""Keeps a fault's reason and the program's last lines on its version."""
+TAIL_LINES = 40
+WITH_TOKEN = 'export TABLANETTE_TOKEN="$(cat /arena/token)" && exec "$@"'
+"""The token reaches the program from a file only it can read, never a command line (visible in ``ps``)."""
+
+
+class Runner(Protocol):
+    """A version (or reference bot) connected to the arena by this host."""
+
+    def stop(self) -> None: ...
+    def alive(self) -> bool: ...
+    @property
+    def faults(self) -> int:
+        """Answers its program failed to give so far."""
+        ...
+
+
+class ClientRunner:
+    """A bot played by an SDK client on a thread of this process (reference bots, JSON-lines versions)."""
+
+    def __init__(self, client: BotClient) -> None:
+        self.client = client
+        self.error = ""
+        self.thread = threading.Thread(target=self._run, daemon=True, name=f"host-{client.name}")
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.client.run_forever()
+        except BotRejected as exc:
+            self.error = str(exc)
+            log.error("%s: the arena refused it: %s", self.client.name, exc)
+
+    def stop(self) -> None:
+        self.client.stop()
+
+    def alive(self) -> bool:
+        return self.thread.is_alive()
+
+    @property
+    def faults(self) -> int:
+        return self.client.choose_errors
+
+
+class HostedProgram(ProgramBot):
+    """A JSON-lines version's program for one game; its first failure of the game becomes evidence."""
+
+    def __init__(self, argv: list[str], name: str, launcher: Callable[[], Launcher], on_fault: Evidence) -> None:
+        super().__init__(argv, name, "", on_program=self._started, launcher=launcher)
+        self.on_fault = on_fault
+        self.last: ChildProgram | None = None
+        self.reported = False
+
+    def _started(self, program: ChildProgram) -> None:
+        self.last = program
+
+    def choose(self, observation: Observation, clock: Clock | None = None) -> Play:
+        try:
+            return super().choose(observation, clock)
+        except BridgeError as exc:
+            if not self.reported:
+                self.reported = True
+                self.on_fault(str(exc), list(self.last.stderr_tail) if self.last else [])
+            raise
+
+
+class ServiceRunner:
+    """A gRPC version: its program, started once, sandboxed, connected through a relayed socket.
+
+    ``base`` is the version's folder on this host: ``bot/`` (its built source, seen
+    as ``/bot``) and ``arena/`` (seen as ``/arena``: the socket and the token file).
+    When the program ends, :attr:`ended` says why and the evidence is kept; the
+    host starts it again (after a pause that grows while it keeps ending).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        base: Path,
+        argv: Sequence[str],
+        limits: Limits,
+        token: str,
+        addresses: Sequence[str],
+        sdk: Path,
+        env: Mapping[str, str],
+        on_fault: Evidence,
+        ca: bytes | None = None,
+    ) -> None:
+        self.name = name
+        self.on_fault = on_fault
+        arena = base / "arena"
+        arena.mkdir(mode=0o755, exist_ok=True)
+        os.chmod(arena, 0o755)
+        token_file = arena / "token"
+        token_file.unlink(missing_ok=True)
+        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(token)
+        if os.geteuid() == 0:
+            os.chown(token_file, NOBODY, NOBODY)
+        self.relay = Relay(arena / "engine.sock", addresses, ca)
+        variables = {
+            "TABLANETTE_ADDRESS": "unix:/arena/engine.sock",
+            "TABLANETTE_BOT_NAME": name,
+            **env,
+        }
+        self.sandbox = Sandbox(
+            base / "bot", limits, name, binds={str(sdk): "/sdk", str(arena): "/arena"}, env=variables
+        )
+        self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self.ended = ""
+        self._stopping = False
+        try:
+            self.proc = subprocess.Popen(
+                self.sandbox.wrap(["/bin/sh", "-c", WITH_TOKEN, "sh", *argv]),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+        except OSError:
+            self.relay.close()
+            self.sandbox.close()
+            raise
+        threading.Thread(target=self._watch, daemon=True, name=f"host-{name}").start()
+
+    def _watch(self) -> None:
+        """Keep its last lines (read in bounded pieces), and when it ends, say why."""
+        assert self.proc.stdout is not None
+        with contextlib.suppress(OSError, ValueError):
+            while line := self.proc.stdout.readline(4096):
+                self.tail.append(line[:500].decode("utf-8", errors="replace").rstrip())
+        status = self.proc.wait()
+        why = f"it exited with status {status}" if status >= 0 else f"it was killed by signal {-status}"
+        if more := self.sandbox.explain(status):
+            why += f" ({more})"
+        self.ended = why
+        self.relay.close()
+        self.sandbox.close()
+        if not self._stopping:
+            log.warning("%s: %s; its last output: %s", self.name, why, " | ".join(list(self.tail)[-5:]))
+            self.on_fault(why, list(self.tail))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    @property
+    def faults(self) -> int:
+        return 0  # its own SDK answers for it; what it gets wrong the arena counts (timeouts, illegal plays)
+
+    def stop(self) -> None:
+        self._stopping = True
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.sandbox.close()  # kills whatever of it is left
+        self.relay.close()
