@@ -19,6 +19,7 @@ from store.client import connect
 from store.leagues import ABSENT_ACTIONS, FORMATS, League, LeagueError, LeagueStatus, LeagueStore
 from store.results import LeagueResults
 from store.tokens import BotTokens
+from store.versions import VersionError, Versions, split_version
 
 from .common import PlayersOpt, PresetOpt, RuleOpt, arena_settings, build_rules, console, fail, redis_client
 
@@ -112,11 +113,21 @@ def create(
 
 
 @app.command("add-bot")
-def add_bot(name: str, bots: Annotated[list[str], typer.Argument(help="Registered bot names.")]) -> None:
-    """Add participants (before the league starts); each must be registered (`tablanette bot add`)."""
+def add_bot(
+    name: str, bots: Annotated[list[str], typer.Argument(help="Registered bots, or hosted versions (NAME@N).")]
+) -> None:
+    """Add participants (before the league starts): registered bots (`tablanette bot add`), or hosted
+    versions that passed their preflight (`mybot@3`, or `mybot@latest` for the newest such)."""
     st = store()
     tokens = BotTokens(st.r, st.prefix)
+    versions = Versions(st.r, st.prefix)
+    try:
+        bots = [versions.resolve(bot) for bot in bots]  # mybot@latest: its newest version that passed preflight
+    except VersionError as exc:
+        fail(str(exc))
     for bot in bots:
+        if split_version(bot):
+            continue  # a hosted version: the store checks it passed its preflight
         info = tokens.info(bot)
         if info is None:
             fail(f"bot {bot!r} is not registered: register it first with `tablanette bot add {bot}`")

@@ -14,7 +14,7 @@ import hashlib
 import io
 import os
 import tarfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 MAX_PACKED = 8 << 20
 """Largest archive accepted (bytes, compressed)."""
@@ -75,8 +75,9 @@ def pack(folder: str | Path) -> tuple[bytes, str]:
 def unpack(data: bytes, into: str | Path) -> None:
     """Unpack an archive made by :func:`pack` into the (empty or new) folder ``into``.
 
-    Only regular files and folders are taken, each inside ``into`` (tarfile's
-    ``data`` filter refuses absolute paths, ``..``, links and devices).
+    Only regular files and folders are taken, each inside ``into``: an absolute
+    name, a ``..``, a link or a device is refused (and tarfile's ``data`` filter
+    checks the same again as it writes).
     """
     target = Path(into)
     target.mkdir(parents=True, exist_ok=True)
@@ -86,6 +87,8 @@ def unpack(data: bytes, into: str | Path) -> None:
             if len(members) > MAX_FILES or sum(m.size for m in members) > MAX_UNPACKED:
                 raise SourceError("the archive is larger than a submission may be")
             for m in members:
+                if m.name.startswith("/") or ".." in PurePosixPath(m.name).parts:
+                    raise SourceError(f"the archive holds {m.name}, which lies outside its folder")
                 if not (m.isfile() or m.isdir()):
                     raise SourceError(f"the archive holds {m.name}, which is not a regular file")
             tar.extractall(target, filter="data")
