@@ -42,7 +42,7 @@ from bots.sandbox import Limits, Sandbox, SandboxError
 from bots.sdk import BotClient, parse_addresses
 from store.leagues import LeagueStore
 from store.tokens import BotTokens
-from store.versions import PLAYABLE, Version, Versions
+from store.versions import PLAYABLE, Version, Versions, split_version
 
 from . import preflight, sdk
 from .build import build, is_built, version_dir
@@ -54,6 +54,8 @@ POLL_S = 1.0
 LEASE_S = 30.0
 RESTART_WAIT_S = (1.0, 60.0)
 """A program that keeps ending is started again after 1 s, doubling to at most 60 s."""
+OUTPUT_EVERY_S = 3.0
+"""How often a version's latest output is written to its page."""
 PREFLIGHT_ENDINGS = 3
 """Times a version's program may end during its preflight before the preflight stops (and fails)."""
 SERVICE_CPU_S = 7 * 24 * 3600
@@ -87,6 +89,8 @@ class Host:
         self.starts: dict[str, tuple[float, int]] = {}
         """name -> when it was last started (monotonic) and how many times in a row it has ended."""
         self.sdk = self.root / "sdk"
+        self.outputs: dict[str, list[str]] = {}
+        self.output_at = 0.0
         self.jobs: dict[tuple[str, str], Future[None]] = {}
         """(``build`` or ``preflight``, version) -> the job doing it."""
         self.ended: dict[str, int] = {}
@@ -126,11 +130,24 @@ class Host:
             self._keep(bot, functools.partial(self._reference, bot, builtin))
         for version in self.versions.all():
             self._tend(version)
+        if time.monotonic() - self.output_at >= OUTPUT_EVERY_S:
+            self.output_at = time.monotonic()
+            self._keep_output()
         for key, job in list(self.jobs.items()):
             if job.done():
                 del self.jobs[key]
                 if exc := job.exception():
                     log.error("host %s: the %s of %s failed: %r", self.name, *key, exc)
+
+    def _keep_output(self) -> None:
+        """Write each running version's latest output to its version (when it changed)."""
+        for name, runner in list(self.runners.items()):
+            if split_version(name) is None:
+                continue  # a reference bot
+            output = runner.output()
+            if output and output != self.outputs.get(name):
+                self.outputs[name] = output
+                self.versions.set_output(name, output)
 
     def _tend(self, v: Version) -> None:
         name = v.name
@@ -221,10 +238,18 @@ class Host:
                 self.ca,
             )
 
-        def program() -> Bot:
-            return HostedProgram(manifest.run, name, lambda: Sandbox(folder, limits, name), evidence)
+        latest: list[HostedProgram] = []
 
-        return ClientRunner(self._client(name, program, manifest.max_games))
+        def program() -> Bot:
+            made = HostedProgram(manifest.run, name, lambda: Sandbox(folder, limits, name), evidence)
+            latest[:] = [made]
+            return made
+
+        def tail() -> list[str]:  # the error output of the last game's program
+            last = latest[0].last if latest else None
+            return list(last.stderr_tail) if last is not None else []
+
+        return ClientRunner(self._client(name, program, manifest.max_games), tail)
 
     # ----------------------------------------------------------- jobs
 

@@ -49,12 +49,17 @@ class Runner(Protocol):
         """Answers its program failed to give so far."""
         ...
 
+    def output(self) -> list[str]:
+        """The last lines of its program's own output (empty for a bot with no program)."""
+        ...
+
 
 class ClientRunner:
     """A bot played by an SDK client on a thread of this process (reference bots, JSON-lines versions)."""
 
-    def __init__(self, client: BotClient) -> None:
+    def __init__(self, client: BotClient, tail: Callable[[], list[str]] = list) -> None:
         self.client = client
+        self.tail = tail
         self.error = ""
         self.thread = threading.Thread(target=self._run, daemon=True, name=f"host-{client.name}")
         self.thread.start()
@@ -75,6 +80,9 @@ class ClientRunner:
     @property
     def faults(self) -> int:
         return self.client.choose_errors
+
+    def output(self) -> list[str]:
+        return self.tail()
 
 
 class HostedProgram(ProgramBot):
@@ -177,6 +185,9 @@ class ServiceRunner:
 
     def alive(self) -> bool:
         return self.proc.poll() is None
+
+    def output(self) -> list[str]:
+        return list(self.tail)
 
     @property
     def faults(self) -> int:

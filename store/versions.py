@@ -37,6 +37,8 @@ PLAYABLE = ("preflight", "ready")
 MAX_LOG = 64 << 10
 """Most of a build log kept (its end: where a build says why it failed)."""
 MAX_EVIDENCE = 10
+MAX_OUTPUT = 40
+"""Lines of a program's output kept (with each piece of evidence, and as its latest output)."""
 
 
 class VersionError(ValueError):
@@ -69,6 +71,9 @@ class Version:
     """The preflight's report: its league, games, and per bot games, timeouts, illegal plays, forfeits."""
     evidence: list[dict[str, Any]] = field(default_factory=list)
     """What went wrong while hosted, newest first: ``{at, reason, output}`` (the program's last lines)."""
+    output: list[str] = field(default_factory=list)
+    """The last lines of its program's own output while hosted (kept fresh by its host every few seconds)."""
+    output_at: float | None = None
     updated: float = 0.0
 
     @property
@@ -166,9 +171,14 @@ class Versions:
         self.save(version)
         return version
 
+    def set_output(self, name: str, output: list[str]) -> None:
+        version = self.require(name)
+        version.output, version.output_at = output[-MAX_OUTPUT:], time.time()
+        self.save(version)
+
     def add_evidence(self, name: str, reason: str, output: list[str]) -> None:
         version = self.require(name)
-        version.evidence.insert(0, {"at": time.time(), "reason": reason, "output": output[-40:]})
+        version.evidence.insert(0, {"at": time.time(), "reason": reason, "output": output[-MAX_OUTPUT:]})
         self.save(version)
 
     # ----------------------------------------------------------- the hosts' leases

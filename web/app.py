@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 
 from scheduler.ladder import LOS_TOP
 from store.leagues import LeagueError
+from store.versions import VersionError
 from web import queries
 from web.queries import Reads
 from web.replay import replay_frames
@@ -54,6 +55,10 @@ def create_app(client: redis.Redis, prefix: str) -> FastAPI:
     async def not_found(request: Request, exc: LeagueError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
 
+    @app.exception_handler(VersionError)
+    async def no_version(request: Request, exc: VersionError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
     @app.exception_handler(redis.RedisError)
     async def store_unreachable(request: Request, exc: redis.RedisError) -> JSONResponse:
         return JSONResponse({"detail": f"the arena's store (Redis) is unreachable: {exc}"}, status_code=503)
@@ -86,6 +91,16 @@ def bot_page(league_id: str, bot: str) -> FileResponse:
 @pages.get("/leagues/{league_id}/replay/{match_id:path}")
 def replay_page(league_id: str, match_id: str) -> FileResponse:
     return _page("replay.html")
+
+
+@pages.get("/bots/{bot}")
+def hosted_page(bot: str) -> FileResponse:
+    return _page("hosted.html")
+
+
+@pages.get("/bots/{bot}/versions/{number}")
+def version_page(bot: str, number: int) -> FileResponse:
+    return _page("version.html")
 
 
 @pages.get("/api")
@@ -173,6 +188,30 @@ def api_replay(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
 )
 def api_match(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
     return JSONResponse(queries.match_detail(reads, league_id, match_id))
+
+
+@api.get("/bots", tags=["hosted bots"], summary="Every hosted bot and its versions' states")
+def api_hosted_bots(reads: ReadsDep) -> JSONResponse:
+    return JSONResponse(queries.hosted_bots(reads))
+
+
+@api.get(
+    "/bots/{bot}",
+    tags=["hosted bots"],
+    summary="A hosted bot's versions, newest first: state, build, preflight, and each version's rating per league",
+)
+def api_hosted_bot(reads: ReadsDep, bot: str) -> JSONResponse:
+    return JSONResponse(queries.hosted_bot(reads, bot))
+
+
+@api.get(
+    "/bots/{bot}/versions/{number}",
+    tags=["hosted bots"],
+    summary="One version: build log, preflight report, latest output, faults with the sandbox's reasons, "
+    "and its leagues with any quarantine",
+)
+def api_hosted_version(reads: ReadsDep, bot: str, number: int) -> JSONResponse:
+    return JSONResponse(queries.hosted_version(reads, bot, number))
 
 
 @api.get("/health", tags=["service"], summary="Liveness: answers ok when Redis answers")

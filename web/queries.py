@@ -15,8 +15,9 @@ import redis
 from engine_service.rules import GameRecord
 from scheduler.ladder import fitted, los_matrix
 from scheduler.ladder import ladder as fitted_ladder
-from store.leagues import LeagueError, LeagueStore
+from store.leagues import League, LeagueError, LeagueStore
 from store.results import LeagueResults
+from store.versions import Version, VersionError, Versions
 
 SPARK_POINTS = 30
 CHART_POINTS = 400
@@ -28,10 +29,11 @@ class Reads:
 
     leagues: LeagueStore
     results: LeagueResults
+    versions: Versions
 
     @classmethod
     def open(cls, client: redis.Redis, prefix: str) -> Reads:
-        return cls(LeagueStore(client, prefix), LeagueResults(client, prefix))
+        return cls(LeagueStore(client, prefix), LeagueResults(client, prefix), Versions(client, prefix))
 
 
 def leagues(reads: Reads) -> list[dict[str, Any]]:
@@ -144,3 +146,92 @@ def record(reads: Reads, league_id: str, match_id: str) -> GameRecord:
     if found is None:
         raise LeagueError(f"match {match_id!r} of league {league_id!r} has no record (not finished)")
     return found
+
+
+# ---------------------------------------------------------------- hosted bots
+
+
+def hosted_bots(reads: Reads) -> list[dict[str, Any]]:
+    """Every hosted bot, with its versions' names and states, newest last."""
+    out = []
+    for bot in reads.versions.bots():
+        versions = reads.versions.of(bot)
+        out.append(
+            {
+                "bot": bot,
+                "versions": [{"name": v.name, "number": v.number, "state": v.state} for v in versions],
+                "latest": versions[-1].name if versions else None,
+            }
+        )
+    return out
+
+
+def hosted_bot(reads: Reads, bot: str) -> dict[str, Any]:
+    """A hosted bot's versions, newest first, each with where it stands and its rating in each league."""
+    versions = reads.versions.of(bot)
+    if not versions:
+        raise VersionError(f"no hosted bot named {bot!r}")
+    playing = _leagues_of(reads, {v.name for v in versions})
+    return {
+        "bot": bot,
+        "versions": [
+            {**_version_summary(v), "leagues": [_standing(reads, league, v.name) for league in playing.get(v.name, [])]}
+            for v in reversed(versions)
+        ],
+    }
+
+
+def hosted_version(reads: Reads, bot: str, number: int) -> dict[str, Any]:
+    """One version whole: its build log, preflight report, latest output, evidence, and its leagues
+    (with any quarantine and why)."""
+    name = f"{bot}@{number}"
+    v = reads.versions.require(name)
+    playing = _leagues_of(reads, {name}).get(name, [])
+    return {**v.to_json(), "leagues": [_standing(reads, league, name) for league in playing]}
+
+
+def _version_summary(v: Version) -> dict[str, Any]:
+    pf = v.preflight
+    return {
+        "name": v.name,
+        "number": v.number,
+        "state": v.state,
+        "note": v.note,
+        "submitted": v.submitted,
+        "source_hash": v.source_hash,
+        "language": v.manifest.get("language", ""),
+        "protocol": v.manifest.get("protocol", ""),
+        "build_seconds": v.build_seconds,
+        "preflight": {k: pf[k] for k in ("passed", "games", "planned", "problems", "league")} if pf else None,
+        "faults": len(v.evidence),
+    }
+
+
+def _leagues_of(reads: Reads, names: set[str]) -> dict[str, list[League]]:
+    """version name -> the leagues it is in (preflights last)."""
+    found: dict[str, list[League]] = {}
+    for lid in reads.leagues.league_ids():
+        league = reads.leagues.load(lid)
+        for name in names.intersection(league.bots):
+            found.setdefault(name, []).append(league)
+    for leagues in found.values():
+        leagues.sort(key=lambda league: (bool(league.preflight), league.league_id))
+    return found
+
+
+def _standing(reads: Reads, league: League, name: str) -> dict[str, Any]:
+    """The version in one league: its fitted rating and interval, games, conduct, and quarantine if any."""
+    row = reads.results.ladder_row(league.league_id, name)
+    ranked = fitted(reads.results, league)["ratings"] if row is not None else []
+    mine = next((r for r in ranked if r["bot"] == name), None)
+    return {
+        "league": league.league_id,
+        "preflight": bool(league.preflight),
+        "games": row.games if row else 0,
+        "rating": mine["rating"] if mine else None,
+        "interval": mine["interval"] if mine else None,
+        "timeouts": row.timeouts if row else 0,
+        "illegal": row.illegal if row else 0,
+        "forfeits": row.forfeits if row else 0,
+        "quarantine": reads.leagues.quarantined(league.league_id).get(name),
+    }

@@ -61,6 +61,11 @@ const TA = (() => {
     home: () => "/",
     league: (league) => `/leagues/${enc(league)}`,
     bot: (league, bot) => `/leagues/${enc(league)}/bots/${enc(bot)}`,
+    hosted: (bot) => `/bots/${enc(bot)}`,
+    version: (name) => {
+      const at = String(name).lastIndexOf("@");
+      return `/bots/${enc(name.slice(0, at))}/versions/${enc(name.slice(at + 1))}`;
+    },
     replay: (league, match, frame) =>
       `/leagues/${enc(league)}/replay/${encPath(match)}` + (frame !== undefined ? `#frame=${frame}` : ""),
     api: (path) => `/api${path}`,
@@ -511,6 +516,7 @@ const TA = (() => {
   function header(active) {
     const nav = [
       ["leagues", "/", "Leagues"],
+      ["bots", "/#hosted", "Hosted bots"],
       ["api", "/api", "API"],
     ];
     const host = document.getElementById("site-header");

@@ -29,6 +29,9 @@
     document.getElementById("bot-rank").textContent = `rank #${b.rank}`;
     document.getElementById("bot-sub").textContent =
       `in league ${leagueId}` + (b.last_played ? ` · last played ${TA.time(b.last_played)}` : "");
+    if (/@\d+$/.test(bot)) {  // a hosted version: its build, preflight, faults and output are on its own page
+      document.getElementById("bot-sub").append(" · ", el("a", { href: urls.version(bot), "data-testid": "version-link", text: "hosted version: build, preflight, faults" }));
+    }
     const winPct = b.games ? Math.round((100 * (b.wins + 0.5 * b.draws)) / b.games) : 0;
     clear(document.getElementById("stats")).append(
       stat("Rating", num(b.rating, 0), "rating"),

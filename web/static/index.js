@@ -58,16 +58,41 @@
     host.append(TA.wrapTable(table));
   }
 
+  function renderHosted(bots) {
+    const host = clear(document.getElementById("hosted-list"));
+    document.getElementById("hosted-count").textContent = `${bots.length} bot(s)`;
+    if (bots.length === 0) {
+      host.append(el("p", { class: "muted" }, "None yet. Submit one with ", el("code", { text: "tablanette bot submit DIR --name NAME" }), "."));
+      return;
+    }
+    host.append(
+      el(
+        "ul",
+        { class: "plain", "data-testid": "hosted-bots" },
+        bots.map((b) =>
+          el(
+            "li",
+            { "data-testid": "hosted-bot", "data-bot": b.bot },
+            el("a", { href: urls.hosted(b.bot), text: b.bot }),
+            ": ",
+            b.versions.map((v, i) => [i ? ", " : null, el("a", { href: urls.version(v.name), text: `@${v.number}` }), " ", TA.badge(v.state)]),
+          ),
+        ),
+      ),
+    );
+  }
+
   async function refresh() {
-    let leagues;
+    let leagues, hosted;
     try {
-      leagues = await TA.load(urls.api("/leagues"));
+      [leagues, hosted] = await Promise.all([TA.load(urls.api("/leagues")), TA.load(urls.api("/bots"))]);
     } catch (_) {
       TA.ready();
       return;
     }
     TA.clearErrors();
     render(leagues);
+    renderHosted(hosted);
     TA.ready();
     clearTimeout(timer);
     if (leagues.some((l) => ["running", "waiting", "paused"].includes(l.status))) timer = setTimeout(refresh, 2000);

@@ -3,8 +3,9 @@
 import logging
 import os
 
-from bots.sdk import BotClient
 from mybot import MyBot
+
+from bots.sdk import BotClient
 
 logging.basicConfig(level=logging.INFO)
 BotClient(

@@ -1,0 +1,156 @@
+"""The hosted bots' pages in a real browser: a version's state, preflight, build log, faults and quarantine.
+
+A real arena with a host (`tablanette host`): "sleepy" is a Python gRPC bot that
+plays its preflight cleanly, then starts thinking far past the move time (a bug
+that shows only later), so a rated league quarantines it; "crasher" dies on
+start, so its preflight fails. Their pages must say so, with the evidence: the
+quarantine's reason, the program's own last output, the sandbox's reason for
+each end.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from arena_harness import new_arena
+from web_kit import DESKTOP, Site, open_tab
+
+from bots.sandbox import unavailable
+from cli.local import CLI, free_port
+from store.leagues import LeagueStore
+from store.versions import Versions
+
+pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
+
+SLEEPY = """\
+import itertools, logging, os, sys, time
+from bots import Bot
+from bots.sdk import BotClient
+
+GAMES = itertools.count(1)
+
+
+class Sleepy(Bot):
+    name, version = "sleepy", "1"
+
+    def new_match(self, rules, seat):
+        self.game = next(GAMES)
+
+    def choose(self, observation):
+        if self.game > 4:  # its preflight was 4 games: from then on it thinks far too long
+            print(f"thinking hard about game {self.game}, turn {observation.turn}", file=sys.stderr, flush=True)
+            time.sleep(1.0)
+        return max(observation.legal_plays, key=lambda play: len(play.captured))
+
+
+BotClient(Sleepy, os.environ["TABLANETTE_ADDRESS"], os.environ["TABLANETTE_TOKEN"],
+          name=os.environ["TABLANETTE_BOT_NAME"], max_games=2).run_forever()
+"""
+CRASHER = 'import sys\nprint("loading the opening book", flush=True)\nsys.exit("RuntimeError: book.bin is corrupt")\n'
+
+
+def bot_folder(into: Path, name: str, program: str) -> Path:
+    folder = into / name
+    folder.mkdir()
+    (folder / "bot.toml").write_text('language = "python"\nprotocol = "grpc"\nrun = ["python3", "bot.py"]\n')
+    (folder / "bot.py").write_text(program)
+    return folder
+
+
+def wait(what: str, ready: Any, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def hosted_site() -> Iterator[Site]:
+    work = Path(tempfile.mkdtemp(prefix="hosted-web-", dir="/var/tmp"))
+    work.chmod(0o755)
+    arena = new_arena("hostedweb", work / "arena")
+    try:
+        _, port = arena.start_engine()
+        arena.start_workers(2)
+        arena.start_python_bot("greedy", "rival", arena.add_bot("rival"), port)
+        arena.spawn("host", [*CLI, "host", "--dir", str(work / "hosted"), "--address", f"127.0.0.1:{port}"])
+        web_port = free_port()
+        site = Site(arena, f"http://127.0.0.1:{web_port}", arena.spawn("web", [*CLI, "web", "--port", str(web_port)]))
+        for name, program in (("sleepy", SLEEPY), ("crasher", CRASHER)):
+            site.cli("bot", "submit", str(bot_folder(work, name, program)), "--name", name)
+        versions, leagues = Versions(arena.redis, arena.prefix), LeagueStore(arena.redis, arena.prefix)
+        wait(
+            "the preflights",
+            lambda: (
+                {versions.require(n).state for n in ("sleepy@1", "crasher@1")}
+                <= {"ready", "preflight-failed", "build-failed"}
+            ),
+        )
+        assert versions.require("sleepy@1").state == "ready", versions.require("sleepy@1")
+        site.cli(
+            "league", "create", "rated", "--games", "4", "--rule", "move_time_ms=300", "--quarantine-timeouts", "2"
+        )
+        site.cli("league", "add-bot", "rated", "sleepy@latest", "rival")
+        arena.spawn("league", [*CLI, "league", "start", "rated"])  # holds sleepy's matches once quarantined
+        wait("the quarantine", lambda: "sleepy@1" in leagues.quarantined("rated"))
+        wait(
+            "its output on its page",
+            lambda: any("thinking hard" in line for line in versions.require("sleepy@1").output),
+        )
+        site.wait_up()
+        yield site
+    finally:
+        arena.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_a_quarantined_versions_page_gives_the_reason_and_its_own_output(browser: Any, hosted_site: Site) -> None:
+    with open_tab(browser, hosted_site, DESKTOP) as tab:
+        page = tab.open("/bots/sleepy/versions/1")
+        flag = tab.testid("quarantine")
+        assert flag.count() == 1
+        text = flag.inner_text()
+        assert "Quarantined in league rated" in text and "timeout" in text, text
+        assert "tablanette league lift rated sleepy@1" in text
+        assert "thinking hard about game" in tab.text("latest-output")
+        assert tab.text("preflight-verdict").startswith("Passed: 4 of 4 games")
+        row = page.locator('[data-testid="league-row"][data-league="rated"]')
+        assert "quarantined" in row.inner_text()
+        assert tab.text("status") == "ready"
+        tab.screenshot("hosted-version-quarantined")
+
+
+def test_a_crashed_versions_page_shows_each_end_with_the_sandboxs_reason_and_its_last_output(
+    browser: Any, hosted_site: Site
+) -> None:
+    with open_tab(browser, hosted_site, DESKTOP) as tab:
+        tab.open("/bots/crasher/versions/1")
+        assert tab.text("status") == "preflight-failed"
+        assert "its program ended 3 time(s)" in tab.page.locator("#version-sub").inner_text()
+        reasons = tab.testid("fault-reason").all_inner_texts()
+        assert len(reasons) >= 3 and all(r == "it exited with status 1" for r in reasons), reasons
+        assert "RuntimeError: book.bin is corrupt" in tab.testid("fault-output").first.inner_text()
+        assert tab.testid("quarantine").count() == 0
+
+
+def test_the_bots_versions_and_the_index_link_to_each_other(browser: Any, hosted_site: Site) -> None:
+    with open_tab(browser, hosted_site, DESKTOP) as tab:
+        page = tab.open("/")
+        assert set(tab.testid("hosted-bot").evaluate_all("els => els.map(e => e.dataset.bot)")) == {"sleepy", "crasher"}
+        page.get_by_role("link", name="sleepy", exact=True).click()
+        page.wait_for_selector("body[data-ready]")
+        row = page.locator('[data-testid="version-row"][data-version="sleepy@1"]')
+        assert row.get_attribute("data-state") == "ready"
+        assert "quarantined" in row.locator('[data-league="rated"]').inner_text()
+        tab.open("/leagues/rated/bots/sleepy@1")
+        tab.testid("version-link").click()
+        page.wait_for_url("**/bots/sleepy/versions/1")
+        page.wait_for_selector("body[data-ready]")
+        assert tab.testid("quarantine").count() == 1

@@ -1,0 +1,128 @@
+/* One hosted version: its state, leagues and quarantines, faults with evidence, latest output, preflight, build log. */
+"use strict";
+
+(() => {
+  const { el, clear, urls, num } = TA;
+  TA.header("bots");
+  const parts = TA.pathParts(); // ["bots", bot, "versions", n]
+  const bot = parts[1] || "";
+  const number = parts[3] || "";
+  const name = `${bot}@${number}`;
+  document.title = `${name} · Tablanette Arena`;
+  document.getElementById("version-name").textContent = name;
+  document.getElementById("crumbs").append(TA.crumbs([["Hosted bots", "/#hosted"], [bot, urls.hosted(bot)], [name, null]]));
+
+  const lines = (output, testid) => el("pre", { class: "output", "data-testid": testid, text: output.join("\n") || "(no output)" });
+
+  function renderHead(v) {
+    clear(document.getElementById("version-state")).append(TA.badge(v.state));
+    const m = v.manifest;
+    document.getElementById("version-sub").textContent =
+      `${m.language || "?"}, ${m.protocol}: runs ${m.run.join(" ")} · submitted ${TA.time(v.submitted)} · source ${v.source_hash.slice(0, 12)}` +
+      (v.note ? ` · ${v.note}` : "");
+    const box = clear(document.getElementById("quarantines"));
+    for (const s of v.leagues.filter((s) => s.quarantine)) {
+      box.append(
+        el(
+          "p",
+          { class: "conduct-flag", "data-testid": "quarantine", "data-league": s.league },
+          `Quarantined in league ${s.league} since ${TA.time(s.quarantine.at)}: ${s.quarantine.reason}. `,
+          "Its matches there wait, never charged to its opponents. Submit a new version, or ask the operator to run ",
+          el("code", { text: `tablanette league lift ${s.league} ${name}` }),
+          ".",
+        ),
+      );
+    }
+  }
+
+  function renderLeagues(v) {
+    const host = clear(document.getElementById("leagues"));
+    if (!v.leagues.length) {
+      host.append(el("p", { class: "muted", text: "In no league yet." }));
+      return;
+    }
+    const rows = v.leagues.map((s) =>
+      el(
+        "tr",
+        { "data-testid": "league-row", "data-league": s.league },
+        el("td", null, el("a", { href: urls.bot(s.league, name), text: s.league }), s.preflight ? el("span", { class: "muted small", text: " (preflight)" }) : null),
+        el("td", { class: "num", text: s.rating === null ? "–" : num(s.rating, 0) }),
+        el("td", { class: "num", text: s.interval ? `${num(s.interval[0], 0)} – ${num(s.interval[1], 0)}` : "–" }),
+        el("td", { class: "num", text: s.games }),
+        el("td", { class: "num", text: `${s.timeouts} / ${s.illegal} / ${s.forfeits}` }),
+        el("td", null, s.quarantine ? el("span", { class: "badge quarantined", text: "quarantined" }) : "–"),
+      ),
+    );
+    host.append(
+      TA.wrapTable(
+        el(
+          "table",
+          { class: "data", "data-testid": "version-leagues" },
+          el("thead", null, el("tr", null, [["League"], ["Rating", "num"], ["95% interval", "num"], ["Games", "num"], ["Timeouts / illegal / forfeits", "num"], ["Quarantine"]].map(([h, c]) => el("th", { class: c || null, text: h })))),
+          el("tbody", null, rows),
+        ),
+      ),
+    );
+  }
+
+  function renderFaults(v) {
+    const host = clear(document.getElementById("faults"));
+    if (!v.evidence.length) {
+      host.append(el("p", { class: "muted", text: "None." }));
+      return;
+    }
+    for (const e of v.evidence) {
+      host.append(
+        el(
+          "div",
+          { class: "fault", "data-testid": "fault" },
+          el("p", null, el("strong", { text: TA.time(e.at) }), " ", el("span", { "data-testid": "fault-reason", text: e.reason })),
+          lines(e.output, "fault-output"),
+        ),
+      );
+    }
+  }
+
+  function renderOutput(v) {
+    const host = clear(document.getElementById("output"));
+    document.getElementById("output-hint").textContent = v.output_at ? `its program's last ${v.output.length} line(s), as of ${TA.time(v.output_at)}` : "";
+    host.append(v.output.length ? lines(v.output, "latest-output") : el("p", { class: "muted", text: "Nothing yet." }));
+  }
+
+  function renderPreflight(v) {
+    const host = clear(document.getElementById("preflight"));
+    const pf = v.preflight;
+    if (!pf || !pf.league) {
+      host.append(el("p", { class: "muted", text: v.state === "preflight" ? "Playing now." : "Not played." }));
+      return;
+    }
+    host.append(
+      el("p", { "data-testid": "preflight-verdict" }, pf.passed ? "Passed: " : "Failed: ",
+        `${pf.games} of ${pf.planned} games in `, el("a", { href: urls.league(pf.league), text: pf.league }),
+        pf.problems.length ? ` (${pf.problems.join("; ")})` : "."),
+    );
+  }
+
+  function renderBuild(v) {
+    const host = clear(document.getElementById("build"));
+    document.getElementById("build-hint").textContent = v.build_seconds === null ? "" : `${v.build_seconds} s, in the sandbox`;
+    host.append(v.build_log ? el("pre", { class: "output", "data-testid": "build-log", text: v.build_log }) : el("p", { class: "muted", text: "Not built yet." }));
+  }
+
+  async function main() {
+    try {
+      const v = await TA.load(urls.api(`/bots/${encodeURIComponent(bot)}/versions/${encodeURIComponent(number)}`));
+      renderHead(v);
+      renderLeagues(v);
+      renderFaults(v);
+      renderOutput(v);
+      renderPreflight(v);
+      renderBuild(v);
+    } catch (_) {
+      for (const id of ["leagues", "faults", "output", "preflight", "build"]) clear(document.getElementById(id));
+    }
+    TA.ready();
+  }
+
+  main();
+})();
