@@ -139,8 +139,14 @@ def host(
         str, typer.Option(envvar="TABLANETTE_ADDRESS", help="Engine service replicas, comma-separated.")
     ] = "127.0.0.1:50051",
     folder: Annotated[
-        Path, typer.Option("--dir", envvar="TABLANETTE_HOST_DIR", help="Where versions are unpacked and built.")
-    ] = Path("/var/tmp/tablanette-hosted"),
+        Path | None,
+        typer.Option(
+            "--dir",
+            envvar="TABLANETTE_HOST_DIR",
+            help="Where versions are unpacked and built (default /var/tmp/tablanette-hosted-PREFIX); "
+            "the sandbox's user (nobody) must be able to reach it.",
+        ),
+    ] = None,
     ca: Annotated[str | None, typer.Option(help="CA certificate for TLS.")] = None,
 ) -> None:
     """Build, preflight and run the arena's hosted bots on this machine, until stopped (needs root)."""
@@ -158,6 +164,7 @@ def host(
     client, settings = redis_client()
     from store.client import connect
 
+    folder = folder or Path(f"/var/tmp/tablanette-hosted-{settings.prefix}")
     store_client = connect(settings.redis_url, ride_out=True)
     service = Host(
         store_client,

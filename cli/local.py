@@ -256,6 +256,11 @@ class LocalArena:
     def start_workers(self, count: int) -> list[Child]:
         return [self.start_worker(f"worker{i}") for i in range(1, count + 1)]
 
+    def start_host(self, address: str | int, folder: Path | None = None) -> Child:
+        """The hosting service (``tablanette host``) for the engine at ``address`` (or a port on 127.0.0.1)."""
+        argv = [*CLI, "host", "--address", _address(address)]
+        return self.spawn("host", argv + (["--dir", str(folder)] if folder else []))
+
     def add_bot(self, name: str) -> str:
         """Register a bot; its token."""
         return BotTokens(self.redis, self.prefix).add(name)

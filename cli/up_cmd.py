@@ -26,8 +26,13 @@ def up(
     port: Annotated[int, typer.Option(help="Engine service port.")] = 50051,
     web_port: Annotated[int, typer.Option(help="Web ladder port (0: no web ladder).")] = 8080,
     workdir: Annotated[Path, typer.Option(help="Logs and private Redis data.")] = Path("var/up"),
+    host: Annotated[
+        bool, typer.Option(help="Also host submitted bots (`tablanette host`), where sandboxes can be made.")
+    ] = True,
 ) -> None:
-    """Run the engine service, workers and web ladder until Ctrl-C (then stop everything cleanly)."""
+    """Run the engine service, workers, web ladder and bot host until Ctrl-C (then stop everything cleanly)."""
+    from bots.sandbox import unavailable
+
     settings = arena_settings()
     arena = LocalArena(workdir, redis_url=settings.redis_url, prefix=settings.prefix)
     try:
@@ -37,6 +42,9 @@ def up(
                 _, engine_port = arena.start_engine(TABLANETTE_PORT=str(port))
                 arena.start_workers(workers)
                 web = arena.start_web(web_port)[1] if web_port else None
+                no_host = unavailable() if host else "--no-host"
+                if not no_host:
+                    arena.start_host(engine_port)
             except RuntimeError as exc:
                 fail(str(exc))
             console.print(
@@ -45,6 +53,10 @@ def up(
             )
             if web:
                 console.print(f"web ladder on http://127.0.0.1:{web}/", highlight=False)
+            if no_host:
+                console.print(f"hosted bots: not hosted here ({no_host})", highlight=False)
+            else:
+                console.print("hosted bots: built and run here (`tablanette bot submit DIR --name NAME`)")
             console.print(f"logs in {arena.logs}; Ctrl-C stops everything", highlight=False)
             _watch(arena)
             console.print("stopping ...")

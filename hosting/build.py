@@ -65,10 +65,12 @@ def build(
     source_hash: str,
     timeout_s: float = BUILD_TIMEOUT_S,
     sdk: Path | None = None,
+    cancel: threading.Event | None = None,
 ) -> BuildResult:
     """Unpack and build ``version`` under ``root``; the folder is left read-only to the bot's user.
 
-    ``sdk``: the staged SDKs (:func:`hosting.sdk.stage`), lent to the build at ``/sdk``.
+    ``sdk``: the staged SDKs (:func:`hosting.sdk.stage`), lent to the build at ``/sdk``;
+    ``cancel``: set, it stops the build (its host is stopping) and the build fails as cancelled.
     """
     base = version_dir(root, version)
     if base.exists():
@@ -90,14 +92,16 @@ def build(
     sandbox = Sandbox(folder, limits, f"build-{version}", writable=True, binds=binds, env=ENV if sdk else None)
     head = f"$ {' '.join(manifest.build)}\n"
     try:
-        status, output, timed_out = _run(sandbox.wrap(manifest.build), timeout_s)
+        status, output, timed_out = _run(sandbox.wrap(manifest.build), timeout_s, cancel or threading.Event())
         explained = sandbox.explain(status)
     finally:
         sandbox.close()
     seconds = time.monotonic() - started
     _own(folder, 0 if os.geteuid() == 0 else None)
     size = sum(p.lstat().st_size for p in _tree(folder))
-    if timed_out:
+    if cancel is not None and cancel.is_set():
+        why = "the build was cancelled: its host stopped"
+    elif timed_out:
         why = f"the build took longer than {timeout_s:.0f} s and was stopped"
     elif status != 0:
         why = f"the build exited with status {status}" + (f" ({explained})" if explained else "")
@@ -112,8 +116,9 @@ def build(
     return BuildResult(True, log[-MAX_LOG:], seconds)
 
 
-def _run(argv: list[str], timeout_s: float) -> tuple[int | None, str, bool]:
-    """Run ``argv``; its exit status, the end of its output (both streams), and whether it timed out."""
+def _run(argv: list[str], timeout_s: float, cancel: threading.Event) -> tuple[int | None, str, bool]:
+    """Run ``argv``; its exit status, the end of its output (both streams), and whether it timed out
+    (or was cancelled)."""
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     kept = bytearray()
 
@@ -126,12 +131,12 @@ def _run(argv: list[str], timeout_s: float) -> tuple[int | None, str, bool]:
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    timed_out = False
-    try:
-        status: int | None = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        proc.kill()
+    ends = time.monotonic() + timeout_s
+    while (status := proc.poll()) is None and time.monotonic() < ends and not cancel.wait(0.2):
+        pass
+    timed_out = status is None
+    if timed_out:
+        proc.kill()  # the sandbox's close kills whatever it started
         status = proc.wait()
     reader.join(timeout=5)
     return status, kept.decode("utf-8", errors="replace")[-MAX_LOG:], timed_out

@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import logging
 import os
+import shutil
 import socket
 import threading
 import time
@@ -120,9 +121,11 @@ class Host:
         self.stopping.set()
 
     def close(self) -> None:
+        """Stop every bot this host runs and remove the SDKs it staged (the built versions stay, for a restart)."""
         self.pool.shutdown(wait=True, cancel_futures=True)
         for name in list(self.runners):
             self._stop_running(name)
+        shutil.rmtree(self.sdk, ignore_errors=True)
 
     def step(self) -> None:
         """One pass: the reference bots, then every version."""
@@ -264,7 +267,10 @@ class Host:
         if first:
             self.versions.set_state(name, "building", f"building on {self.name}")
         log.info("host %s: building %s", self.name, name)
-        result = build(self.root, name, manifest, self.versions.source(name), v.source_hash, sdk=self.sdk)
+        archive = self.versions.source(name)
+        result = build(self.root, name, manifest, archive, v.source_hash, sdk=self.sdk, cancel=self.stopping)
+        if self.stopping.is_set():
+            return  # built again by whichever host takes the version next
         if not first:
             if not result.ok:
                 log.error("host %s: %s built elsewhere but not here: %s", self.name, name, result.why)
