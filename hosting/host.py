@@ -5,11 +5,12 @@ One loop, every ``POLL_S``, over every hosted version in Redis:
 - a version *submitted* (or left *building* by a host that died) is built
   (:mod:`hosting.build`), then goes to *preflight*, or to *build-failed* with the
   build's log and why;
-- a version in *preflight* or *ready* is run: connected to the arena under its
-  own name ``bot@n`` with a token this host issues when it starts it (the only
-  copy is in this process); a version in *preflight* also has its preflight
-  league fed (:mod:`hosting.preflight`) and is judged at its end;
-- a version that failed or was quarantined is stopped.
+- a version in *preflight*, or *ready* and in a league not yet over, is run:
+  connected to the arena under its own name ``bot@n`` with a token this host
+  issues when it starts it (the only copy is in this process); a version in
+  *preflight* also has its preflight league fed (:mod:`hosting.preflight`) and is
+  judged at its end;
+- a version that failed, or that no league needs any more, is stopped.
 
 Each version is held by one host at a time through a lease in Redis
 (:meth:`store.versions.Versions.claim`), renewed every loop: when a host dies,
@@ -43,7 +44,7 @@ from bots.sandbox import Limits, Sandbox, SandboxError
 from bots.sdk import BotClient, parse_addresses
 from store.leagues import LeagueStore
 from store.tokens import BotTokens
-from store.versions import PLAYABLE, Version, Versions, split_version
+from store.versions import Version, Versions, split_version
 
 from . import preflight, sdk
 from .build import build, is_built, version_dir
@@ -55,6 +56,10 @@ POLL_S = 1.0
 LEASE_S = 30.0
 RESTART_WAIT_S = (1.0, 60.0)
 """A program that keeps ending is started again after 1 s, doubling to at most 60 s."""
+WANTED_EVERY_S = 3.0
+"""How often the host looks for the leagues that need its ready versions."""
+ACTIVE = ("created", "running", "waiting", "paused")
+"""League states in which its versions are run (a retried league runs again and brings them back)."""
 OUTPUT_EVERY_S = 3.0
 """How often a version's latest output is written to its page."""
 PREFLIGHT_ENDINGS = 3
@@ -94,6 +99,9 @@ class Host:
         self.output_at = 0.0
         self.jobs: dict[tuple[str, str], Future[None]] = {}
         """(``build`` or ``preflight``, version) -> the job doing it."""
+        self.wanted: set[str] = set()
+        """Ready versions a league not yet over has (a ready version is run only while one needs it)."""
+        self.wanted_at = -WANTED_EVERY_S
         self.ended: dict[str, int] = {}
         """version -> times its program has ended while this host ran it."""
         self.pool = ThreadPoolExecutor(2, thread_name_prefix="host-job")
@@ -131,6 +139,9 @@ class Host:
         """One pass: the reference bots, then every version."""
         for bot, builtin in preflight.REFERENCE.items():
             self._keep(bot, functools.partial(self._reference, bot, builtin))
+        if time.monotonic() - self.wanted_at >= WANTED_EVERY_S:
+            self.wanted_at = time.monotonic()
+            self._refresh_wanted()
         for version in self.versions.all():
             self._tend(version)
         if time.monotonic() - self.output_at >= OUTPUT_EVERY_S:
@@ -155,9 +166,9 @@ class Host:
     def _tend(self, v: Version) -> None:
         name = v.name
         if v.state in ("submitted", "building"):
-            if ("build", name) not in self.jobs and self.versions.claim(name, self.name, self.lease_s):
+            if self.versions.claim(name, self.name, self.lease_s) and ("build", name) not in self.jobs:
                 self.jobs["build", name] = self.pool.submit(self._build, name)
-        elif v.state in PLAYABLE:
+        elif v.state == "preflight" or (v.state == "ready" and name in self.wanted):
             if ("build", name) in self.jobs:  # a local build of a version another host built; then it runs
                 self.versions.claim(name, self.name, self.lease_s)
                 return
@@ -168,9 +179,18 @@ class Host:
             self._keep(name, lambda: self._start_version(v))
             if v.state == "preflight" and name in self.runners and ("preflight", name) not in self.jobs:
                 self.jobs["preflight", name] = self.pool.submit(self._preflight, name)
-        elif name in self.runners:
+        elif name in self.runners:  # failed, or no league needs it now
             self._stop_running(name)
             self.versions.release(name, self.name)
+
+    def _refresh_wanted(self) -> None:
+        """The ready versions some league still needs: those of every league not yet over."""
+        wanted: set[str] = set()
+        for lid in self.leagues.league_ids():
+            league = self.leagues.load(lid)
+            if league.status in ACTIVE and not league.preflight:
+                wanted.update(bot for bot in league.bots if split_version(bot))
+        self.wanted = wanted
 
     def _keep(self, name: str, start: Callable[[], Runner]) -> None:
         """Keep ``name`` running here while this host holds its lease; stop it when the lease is lost."""

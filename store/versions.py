@@ -5,13 +5,14 @@ with, and where it stands:
 
     submitted -> building -> build-failed
                           -> preflight -> preflight-failed
-                                       -> ready  (may join rated leagues) -> quarantined
+                                       -> ready  (may join rated leagues)
 
 with, for each step, what the owner needs to see: the build log, the preflight
 report, and the evidence of what went wrong while it was hosted (its last output
-and the sandbox's reason). A version's source and manifest never change; only
-its state and these reports do, written by the one host that holds its lease
-(:meth:`Versions.claim`).
+and the sandbox's reason). A league's quarantine holds a version like any bot
+(:meth:`store.leagues.LeagueStore.quarantine`); its page shows it beside this
+evidence. A version's source and manifest never change; only its state and
+these reports do, written by the one host that holds its lease (:meth:`Versions.claim`).
 
 Keys (:class:`store.keys.Keys`): ``hosted``, ``versions:<bot>``, ``source:<bot>@<n>``,
 ``host-lease:<bot>@<n>``.
@@ -31,9 +32,7 @@ from .codec import text
 from .keys import Keys
 from .tokens import NAME_RE, VERSION_RE
 
-STATES = ("submitted", "building", "build-failed", "preflight", "preflight-failed", "ready", "quarantined")
-PLAYABLE = ("preflight", "ready")
-"""States in which a host runs the version (a preflight is games too)."""
+STATES = ("submitted", "building", "build-failed", "preflight", "preflight-failed", "ready")
 MAX_LOG = 64 << 10
 """Most of a build log kept (its end: where a build says why it failed)."""
 MAX_EVIDENCE = 10
