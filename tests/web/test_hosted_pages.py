@@ -1,8 +1,8 @@
 """The hosted bots' pages in a real browser: a version's state, preflight, build log, faults and quarantine.
 
 A real arena with a host (`tablanette host`): "sleepy" is a Python gRPC bot that
-plays its preflight cleanly, then starts thinking far past the move time (a bug
-that shows only later), so a rated league quarantines it; "crasher" dies on
+ignores the clock and takes a second a move: it passes its preflight (2 s a
+move, the default), and a rated league with 300 ms a move quarantines it; "crasher" dies on
 start, so its preflight fails. Their pages must say so, with the evidence: the
 quarantine's reason, the program's own last output, the sandbox's reason for
 each end.
@@ -29,22 +29,20 @@ from store.versions import Versions
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
 
 SLEEPY = """\
-import itertools, logging, os, sys, time
+import logging, os, sys, time
 from bots import Bot
 from bots.sdk import BotClient
-
-GAMES = itertools.count(1)
 
 
 class Sleepy(Bot):
     name, version = "sleepy", "1"
 
     def new_match(self, rules, seat):
-        self.game = next(GAMES)
+        self.rules = rules
 
     def choose(self, observation):
-        if self.game > 4:  # its preflight was 4 games: from then on it thinks far too long
-            print(f"thinking hard about game {self.game}, turn {observation.turn}", file=sys.stderr, flush=True)
+        if self.rules.move_time_ms < 1000:  # it ignores the clock: 1 s a move is fine only under the default 2 s
+            print(f"thinking hard about turn {observation.turn}", file=sys.stderr, flush=True)
             time.sleep(1.0)
         return max(observation.legal_plays, key=lambda play: len(play.captured))
 
@@ -119,7 +117,7 @@ def test_a_quarantined_versions_page_gives_the_reason_and_its_own_output(browser
         text = flag.inner_text()
         assert "Quarantined in league rated" in text and "timeout" in text, text
         assert "tablanette league lift rated sleepy@1" in text
-        assert "thinking hard about game" in tab.text("latest-output")
+        assert "thinking hard about turn" in tab.text("latest-output")
         assert tab.text("preflight-verdict").startswith("Passed: 4 of 4 games")
         row = page.locator('[data-testid="league-row"][data-league="rated"]')
         assert "quarantined" in row.inner_text()
