@@ -53,7 +53,9 @@ from .runners import ClientRunner, HostedProgram, Runner, ServiceRunner
 
 log = logging.getLogger("tablanette.host")
 POLL_S = 1.0
-LEASE_S = 30.0
+LEASE_S = 5.0
+"""A version's lease, renewed every ``POLL_S``: short enough that when a host dies, another has
+its bots back within the engine's grace period (10 s by default), so their games go on."""
 RESTART_WAIT_S = (1.0, 60.0)
 """A program that keeps ending is started again after 1 s, doubling to at most 60 s."""
 WANTED_EVERY_S = 3.0
