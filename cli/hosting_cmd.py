@@ -35,28 +35,29 @@ def submit(
 
     Example: `tablanette bot submit bots/jsonlines --name perly --wait`.
     """
-    from hosting.manifest import Manifest, ManifestError
-    from hosting.source import SourceError, pack
+    from hosting.manifest import ManifestError
+    from hosting.source import SourceError
+    from hosting.submit import from_folder
     from store.versions import VersionError, Versions
 
-    try:
-        manifest = Manifest.load(folder)
-        archive, digest = pack(folder)
-    except (ManifestError, SourceError) as exc:
-        fail(str(exc))
-    data = manifest.to_dict()
-    data["language"] = data["language"] or lang or ""
     client, settings = redis_client()
     versions = Versions(client, settings.prefix)
     try:
-        version = versions.submit(name, data, archive, digest)
-    except VersionError as exc:
+        version, size = from_folder(versions, name, folder, lang or "")
+    except (ManifestError, SourceError, VersionError) as exc:
         fail(str(exc))
+    m = version.manifest
     console.print(
-        f"submitted [bold]{version.name}[/] ({data['language'] or 'language not given'}, {manifest.protocol}; "
-        f"{len(archive):,} bytes, source {digest[:12]})",
+        f"submitted [bold]{version.name}[/] ({m['language'] or 'language not given'}, {m['protocol']}; "
+        f"{size:,} bytes, source {version.source_hash[:12]})",
         highlight=False,
     )
+    if key := versions.issue_owner_key(name, replace=False):  # the bot's first version
+        console.print(
+            f"owner key of {name} (shown once; it submits new versions through the web and the JSON API):",
+            highlight=False,
+        )
+        print(key, flush=True)
     if not wait:
         console.print(f"`tablanette bot version {version.name}` shows its build and preflight as they go.")
         return
@@ -70,6 +71,18 @@ def submit(
     _show(v.to_json(), log=v.state == "build-failed")
     if v.state != "ready":
         raise typer.Exit(1)
+
+
+def owner_key(name: Annotated[str, typer.Argument(help="A hosted bot.")]) -> None:
+    """Issue a new owner key for a hosted bot (the old one stops working); printed once."""
+    from store.versions import VersionError, Versions
+
+    client, settings = redis_client()
+    try:
+        key = Versions(client, settings.prefix).issue_owner_key(name)
+    except VersionError as exc:
+        fail(str(exc))
+    print(key)
 
 
 def versions(

@@ -16,6 +16,7 @@ game-slot sets share one tag (``{<prefix>:slots}:<bot>``).
 | ``{<prefix>:slots}:<bot>`` | sorted set | match ids the bot is playing, scored by expiry |
 | ``<prefix>:leagues`` | set | league ids |
 | ``<prefix>:hosted`` | hash | hosted bot name -> its number of versions |
+| ``<prefix>:hosted-owner`` | hash | hosted bot name -> SHA-256 of its owner key |
 | ``<prefix>:versions:<bot>`` | hash | version number -> JSON: hash, manifest, state, build log, reports |
 | ``<prefix>:source:<bot>@<n>`` | string | a hosted version's source archive |
 | ``<prefix>:host-lease:<bot>@<n>`` | string, TTL | the host that builds or runs the version now |
@@ -79,6 +80,11 @@ class Keys:
     def hosted(self) -> str:
         """Hash: hosted bot name -> how many versions it has had (the last one's number)."""
         return f"{self.prefix}:hosted"
+
+    @property
+    def hosted_owner(self) -> str:
+        """Hash: hosted bot name -> SHA-256 of its owner key (submits through the API and the web)."""
+        return f"{self.prefix}:hosted-owner"
 
     def versions(self, bot: str) -> str:
         """Hash: version number -> the version's JSON (:class:`store.versions.Version`)."""

@@ -20,7 +20,9 @@ Keys (:class:`store.keys.Keys`): ``hosted``, ``versions:<bot>``, ``source:<bot>@
 
 from __future__ import annotations
 
+import hmac
 import json
+import secrets
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -30,7 +32,7 @@ from redis.exceptions import LockError
 
 from .codec import text
 from .keys import Keys
-from .tokens import NAME_RE, VERSION_RE
+from .tokens import NAME_RE, VERSION_RE, token_hash
 
 STATES = ("submitted", "building", "build-failed", "preflight", "preflight-failed", "ready")
 MAX_LOG = 64 << 10
@@ -179,6 +181,28 @@ class Versions:
         version = self.require(name)
         version.evidence.insert(0, {"at": time.time(), "reason": reason, "output": output[-MAX_OUTPUT:]})
         self.save(version)
+
+    # ----------------------------------------------------------- owners
+
+    def issue_owner_key(self, bot: str, replace: bool = True) -> str | None:
+        """A new owner key for ``bot`` (shown once; only its hash is kept), replacing any earlier one;
+        with ``replace=False``, only if it has none yet (else None)."""
+        if not self.r.hexists(self.keys.hosted, bot):
+            raise VersionError(f"no hosted bot named {bot!r}")
+        key = "tbo_" + secrets.token_urlsafe(32)
+        if replace:
+            self.r.hset(self.keys.hosted_owner, bot, token_hash(key))
+        elif not self.r.hsetnx(self.keys.hosted_owner, bot, token_hash(key)):
+            return None
+        return key
+
+    def has_owner(self, bot: str) -> bool:
+        return bool(self.r.hexists(self.keys.hosted_owner, bot))
+
+    def is_owner(self, bot: str, key: str) -> bool:
+        """Whether ``key`` is ``bot``'s owner key (compared in constant time)."""
+        kept = self.r.hget(self.keys.hosted_owner, bot)
+        return kept is not None and hmac.compare_digest(text(kept), token_hash(key))
 
     # ----------------------------------------------------------- the hosts' leases
 

@@ -14,7 +14,11 @@ import redis
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
 
+from hosting.manifest import ManifestError
+from hosting.source import MAX_PACKED, SourceError
+from hosting.submit import from_archive
 from scheduler.ladder import LOS_TOP
 from store.leagues import LeagueError
 from store.versions import VersionError
@@ -43,8 +47,10 @@ def create_app(client: redis.Redis, prefix: str) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         openapi_url="/api/openapi.json",
-        description="Read-only JSON behind every page of the ladder. Errors answer "
-        '`{"detail": "..."}` with status 404 (unknown league, bot or match) or 422 (bad parameter).',
+        description="JSON behind every page of the ladder, read-only but for one call: a hosted bot's owner "
+        "submitting a new version. Errors answer "
+        '`{"detail": "..."}` with status 401 (not the owner), 404 (unknown league, bot or match), '
+        "413 (too large) or 422 (bad parameter or submission).",
     )
     app.state.reads = Reads.open(client, prefix)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -212,6 +218,31 @@ def api_hosted_bot(reads: ReadsDep, bot: str) -> JSONResponse:
 )
 def api_hosted_version(reads: ReadsDep, bot: str, number: int) -> JSONResponse:
     return JSONResponse(queries.hosted_version(reads, bot, number))
+
+
+@api.post(
+    "/bots/{bot}/versions",
+    tags=["hosted bots"],
+    status_code=201,
+    summary="Submit a new version: the body is a .tar.gz of the bot's folder (bot.toml at its top), "
+    "with the bot's owner key as `Authorization: Bearer KEY`; answers the new version",
+)
+async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
+    key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    if not key or not reads.versions.is_owner(bot, key):
+        raise HTTPException(
+            401, f"not {bot}'s owner key: send it as `Authorization: Bearer KEY` (`tablanette bot owner-key {bot}`)"
+        )
+    upload = bytearray()
+    async for chunk in request.stream():
+        upload.extend(chunk)
+        if len(upload) > MAX_PACKED:
+            raise HTTPException(413, f"the archive is larger than {MAX_PACKED >> 20} MB")
+    try:
+        version, size = await run_in_threadpool(from_archive, reads.versions, bot, bytes(upload))
+    except (ManifestError, SourceError) as exc:
+        raise HTTPException(422, str(exc)) from None
+    return JSONResponse({**version.to_json(), "size": size}, status_code=201)
 
 
 @api.get("/health", tags=["service"], summary="Liveness: answers ok when Redis answers")

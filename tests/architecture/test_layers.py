@@ -6,7 +6,8 @@
     engine_service                        the gRPC engine service
     bots | worker                         bot SDK and built-in bots | Celery app and match runner
     scheduler                             planning and feeding leagues; self-play
-    web | hosting                         the web ladder | hosted bots: build, preflight, run
+    hosting                               hosted bots: submissions, builds, preflights, the host
+    web                                   the web ladder (and its submission API for hosted bots)
     cli                                   the ``tablanette`` command and the local supervisor
 
 A module may import from its own room and from rooms on lower lines only; the
@@ -31,9 +32,9 @@ LAYERS: dict[str, int] = {
     "bots": 4,
     "worker": 4,
     "scheduler": 5,
-    "web": 6,
     "hosting": 6,
-    "cli": 7,
+    "web": 7,
+    "cli": 8,
 }
 ROOMS = ("engine_service", "tablanette", "config", "store", "bots", "worker", "scheduler", "web", "hosting", "cli")
 

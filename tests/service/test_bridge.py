@@ -191,13 +191,14 @@ def test_bridged_bots_play_a_league_through_the_arena(arena: Arena, tmp_path: Pa
         assert "choose raised" not in bridge.text(), bridge.tail()
     # Every game told its program it was over (end_match through the SDK): none is left running.
     deadline = time.monotonic() + 10
-    while (left := running_programs("greedy.pl", str(tmp_path))) and time.monotonic() < deadline:
+    while (left := running_programs(PERL_GREEDY[1], str(tmp_path))) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not left, f"programs still running after their games: {left}"
 
 
 def running_programs(*needles: str) -> list[str]:
-    """Command lines of running processes that name any of ``needles``."""
+    """Command lines of running processes that name any of ``needles`` (full paths: only this test's
+    programs, not those of another arena on the machine, such as a host's ``perl greedy.pl``)."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:

@@ -11,6 +11,7 @@ each end.
 from __future__ import annotations
 
 import shutil
+import tarfile
 import tempfile
 import time
 from collections.abc import Iterator
@@ -69,6 +70,10 @@ def wait(what: str, ready: Any, timeout: float = 300) -> None:
         time.sleep(0.5)
 
 
+OWNER_KEYS: dict[str, str] = {}
+"""Each hosted bot's owner key, as `tablanette bot submit` printed it."""
+
+
 @pytest.fixture(scope="module")
 def hosted_site() -> Iterator[Site]:
     work = Path(tempfile.mkdtemp(prefix="hosted-web-", dir="/var/tmp"))
@@ -82,7 +87,8 @@ def hosted_site() -> Iterator[Site]:
         web_port = free_port()
         site = Site(arena, f"http://127.0.0.1:{web_port}", arena.spawn("web", [*CLI, "web", "--port", str(web_port)]))
         for name, program in (("sleepy", SLEEPY), ("crasher", CRASHER)):
-            site.cli("bot", "submit", str(bot_folder(work, name, program)), "--name", name)
+            out = site.cli("bot", "submit", str(bot_folder(work, name, program)), "--name", name)
+            OWNER_KEYS[name] = next(line for line in out.splitlines() if line.startswith("tbo_"))
         versions, leagues = Versions(arena.redis, arena.prefix), LeagueStore(arena.redis, arena.prefix)
         wait(
             "the preflights",
@@ -152,3 +158,25 @@ def test_the_bots_versions_and_the_index_link_to_each_other(browser: Any, hosted
         page.wait_for_url("**/bots/sleepy/versions/1")
         page.wait_for_selector("body[data-ready]")
         assert tab.testid("quarantine").count() == 1
+
+
+def test_the_owner_submits_a_new_version_through_the_form(browser: Any, hosted_site: Site, tmp_path: Path) -> None:
+    folder = bot_folder(tmp_path, "sleepy-2", SLEEPY.replace("< 1000", "< 0"))  # the fix: it no longer dawdles
+    archive = tmp_path / "sleepy-2.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname=".")
+    with open_tab(browser, hosted_site, DESKTOP) as tab:
+        page = tab.open("/bots/sleepy")
+        tab.testid("owner-key").fill("tbo_not-the-key")
+        tab.testid("archive").set_input_files(str(archive))
+        tab.testid("submit-button").click()
+        page.wait_for_function("document.querySelector('#submit-result').textContent.startsWith('Not submitted')")
+        assert "not sleepy's owner key" in tab.text("submit-result")
+        tab.testid("owner-key").fill(OWNER_KEYS["sleepy"])
+        tab.testid("submit-button").click()
+        page.wait_for_selector('[data-testid="submit-result"][data-version="sleepy@2"]')
+        assert tab.text("submit-result").startswith("Submitted sleepy@2")
+        page.wait_for_selector(
+            '[data-testid="version-row"][data-version="sleepy@2"][data-state="ready"]', timeout=120_000
+        )
+        tab.screenshot("hosted-bot-submitted")

@@ -51,13 +51,45 @@
     );
   }
 
-  async function main() {
+  async function refresh() {
     try {
       render(await TA.load(urls.api(`/bots/${encodeURIComponent(bot)}`)));
     } catch (_) {
       clear(document.getElementById("versions"));
     }
+  }
+
+  const KEY = `owner-key:${bot}`;
+  const keyInput = document.getElementById("owner-key");
+  keyInput.value = sessionStorage.getItem(KEY) || "";
+  document.getElementById("submit-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const result = document.getElementById("submit-result");
+    const file = document.getElementById("archive").files[0];
+    result.className = "";
+    result.textContent = "Submitting…";
+    try {
+      const res = await fetch(urls.api(`/bots/${encodeURIComponent(bot)}/versions`), {
+        method: "POST",
+        headers: { Authorization: `Bearer ${keyInput.value.trim()}`, "Content-Type": "application/gzip" },
+        body: file,
+      });
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok) throw new Error(body.detail || `${res.status} ${res.statusText}`);
+      sessionStorage.setItem(KEY, keyInput.value.trim());
+      result.textContent = `Submitted ${body.name} (source ${body.source_hash.slice(0, 12)}): it is built and preflighted next.`;
+      result.dataset.version = body.name;
+      await refresh();
+    } catch (err) {
+      result.className = "conduct-flag";
+      result.textContent = `Not submitted: ${err.message}`;
+    }
+  });
+
+  async function main() {
+    await refresh();
     TA.ready();
+    setInterval(refresh, 3000); // a version's build and preflight move on while the page is open
   }
 
   main();
