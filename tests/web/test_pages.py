@@ -437,12 +437,17 @@ def test_replay_highlights_captures_and_marks_a_tabla(tab: Tab, site: Site) -> N
 def test_api_page_describes_every_endpoint(tab: Tab, site: Site) -> None:
     spec = site.api("/openapi.json")
     page = tab.open("/api")
-    shown = page.locator('[data-testid="endpoint"]').evaluate_all("es => es.map(e => e.dataset.path)")
-    assert sorted(shown) == sorted(spec["paths"])
+    shown = page.locator('[data-testid="endpoint"]').evaluate_all(
+        "es => es.map(e => [e.dataset.path, e.dataset.method])"
+    )
+    assert sorted(map(tuple, shown)) == sorted(
+        (path, method.upper()) for path, ops in spec["paths"].items() for method in ops
+    )
     for path, ops in spec["paths"].items():
-        box = page.locator(f'[data-testid="endpoint"][data-path="{path}"]')
-        assert ops["get"]["summary"] in box.inner_text()
-        assert box.locator('[data-testid="param"]').count() == len(ops["get"].get("parameters", []))
+        for method, op in ops.items():  # every GET, and the one POST (an owner submitting a version)
+            box = page.locator(f'[data-testid="endpoint"][data-path="{path}"][data-method="{method.upper()}"]')
+            assert op["summary"] in box.inner_text()
+            assert box.locator('[data-testid="param"]').count() == len(op.get("parameters", []))
     assert f"curl -s {site.base}/api/leagues" in tab.text("examples")
 
 
