@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +32,7 @@ from .sdk import ENV
 from .source import SourceError, unpack
 
 BUILD_TIMEOUT_S = 600.0
-BUILD_LIMITS = Limits(memory_mb=2048, pids=128, cpus=2.0, scratch_mb=512)
+BUILD_LIMITS = Limits(memory_mb=2048, pids=128, cpus=2.0, scratch_mb=512, file_mb=256, open_files=1024)
 """What a build may use (a compiler needs more than a bot: C++ with gRPC's headers takes over 512 MB)."""
 MAX_BUILT = 512 << 20
 NOBODY = 65534
@@ -73,8 +73,7 @@ def build(
     ``cancel``: set, it stops the build (its host is stopping) and the build fails as cancelled.
     """
     base = version_dir(root, version)
-    if base.exists():
-        shutil.rmtree(base)
+    remove(base)
     folder = base / "bot"
     base.mkdir(parents=True, mode=0o755)
     os.chmod(base, 0o755)
@@ -82,6 +81,7 @@ def build(
     try:
         unpack(archive, folder)
     except SourceError as exc:
+        remove(base)
         return BuildResult(False, str(exc), 0.0, str(exc))
     if not manifest.build:
         _finish(base, folder, source_hash)
@@ -92,33 +92,38 @@ def build(
     sandbox = Sandbox(folder, limits, f"build-{version}", writable=True, binds=binds, env=ENV if sdk else None)
     head = f"$ {' '.join(manifest.build)}\n"
     try:
-        status, output, timed_out = _run(sandbox.wrap(manifest.build), timeout_s, cancel or threading.Event())
+        status, output, timed_out, too_big = _run(
+            sandbox.wrap(manifest.build), timeout_s, cancel or threading.Event(), lambda: _size(folder) > MAX_BUILT
+        )
         explained = sandbox.explain(status)
     finally:
         sandbox.close()
     seconds = time.monotonic() - started
     _own(folder, 0 if os.geteuid() == 0 else None)
-    size = sum(p.lstat().st_size for p in _tree(folder))
+    size = _size(folder)
     if cancel is not None and cancel.is_set():
         why = "the build was cancelled: its host stopped"
+    elif too_big or size > MAX_BUILT:
+        why = f"the built folder grew past {MAX_BUILT >> 20} MB, the limit (the build was stopped there)"
     elif timed_out:
         why = f"the build took longer than {timeout_s:.0f} s and was stopped"
     elif status != 0:
         why = f"the build exited with status {status}" + (f" ({explained})" if explained else "")
-    elif size > MAX_BUILT:
-        why = f"the built folder holds {size >> 20} MB; the limit is {MAX_BUILT >> 20} MB"
     else:
         why = ""
     log = head + output + f"\n[{'failed: ' + why if why else 'built'} in {seconds:.1f} s]\n"
     if why:
+        remove(base)  # a failed build's files are of no use, and must not fill the disk
         return BuildResult(False, log[-MAX_LOG:], seconds, why)
     _finish(base, folder, source_hash)
     return BuildResult(True, log[-MAX_LOG:], seconds)
 
 
-def _run(argv: list[str], timeout_s: float, cancel: threading.Event) -> tuple[int | None, str, bool]:
-    """Run ``argv``; its exit status, the end of its output (both streams), and whether it timed out
-    (or was cancelled)."""
+def _run(
+    argv: list[str], timeout_s: float, cancel: threading.Event, too_big: Callable[[], bool]
+) -> tuple[int | None, str, bool, bool]:
+    """Run ``argv``; its exit status, the end of its output (both streams), whether it was stopped
+    (timed out, cancelled, or grown too big) and whether it grew too big (checked every second)."""
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     kept = bytearray()
 
@@ -132,14 +137,27 @@ def _run(argv: list[str], timeout_s: float, cancel: threading.Event) -> tuple[in
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     ends = time.monotonic() + timeout_s
-    while (status := proc.poll()) is None and time.monotonic() < ends and not cancel.wait(0.2):
-        pass
-    timed_out = status is None
-    if timed_out:
+    grown = False
+    while (status := proc.poll()) is None and time.monotonic() < ends and not cancel.wait(1.0):
+        if too_big():
+            grown = True
+            break
+    stopped = status is None
+    if stopped:
         proc.kill()  # the sandbox's close kills whatever it started
         status = proc.wait()
     reader.join(timeout=5)
-    return status, kept.decode("utf-8", errors="replace")[-MAX_LOG:], timed_out
+    return status, kept.decode("utf-8", errors="replace")[-MAX_LOG:], stopped, grown
+
+
+def remove(path: Path) -> None:
+    """Remove a folder however deep a build made it (``rm -rf`` does not recurse in Python)."""
+    if path.exists() or path.is_symlink():
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], check=False)
+
+
+def _size(folder: Path) -> int:
+    return sum(p.lstat().st_size for p in _tree(folder))
 
 
 def _own(folder: Path, uid: int | None) -> None:
@@ -160,8 +178,13 @@ def _finish(base: Path, folder: Path, source_hash: str) -> None:
 
 
 def _tree(folder: Path) -> list[Path]:
-    """The folder and everything in it, never following a link (a build may leave links anywhere)."""
-    paths = [folder]
-    for dirpath, dirnames, filenames in os.walk(folder):  # followlinks=False
-        paths += [Path(dirpath, n) for n in dirnames + filenames]
+    """The folder and everything in it, never following a link (a build may leave links anywhere),
+    walked without recursion (a build may nest folders thousands deep)."""
+    paths, todo = [folder], [folder]
+    while todo:
+        with os.scandir(todo.pop()) as entries:
+            for entry in entries:
+                paths.append(Path(entry.path))
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(Path(entry.path))
     return paths

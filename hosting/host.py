@@ -7,7 +7,7 @@ One loop, every ``POLL_S``, over every hosted version in Redis:
   build's log and why;
 - a version in *preflight*, or *ready* and in a league not yet over, is run:
   connected to the arena under its own name ``bot@n`` with a token this host
-  issues when it starts it (the only copy is in this process); a version in
+  issues when it starts it (and retires when it stops it); a version in
   *preflight* also has its preflight league fed (:mod:`hosting.preflight`) and is
   judged at its end;
 - a version that failed, or that no league needs any more, is stopped.
@@ -24,10 +24,12 @@ output and the sandbox's reason, once a game), for its owner to read.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
 import os
+import secrets
 import shutil
 import socket
 import threading
@@ -39,11 +41,12 @@ from pathlib import Path
 import redis
 
 from bots.base import Bot
+from bots.child import ChildProgram
 from bots.registry import make_bot
 from bots.sandbox import Limits, Sandbox, SandboxError
 from bots.sdk import BotClient, parse_addresses
-from store.leagues import LeagueStore
-from store.tokens import BotTokens
+from store.leagues import LeagueError, LeagueStore
+from store.tokens import BotTokens, TokenError
 from store.versions import Version, Versions, split_version
 
 from . import preflight, sdk
@@ -66,6 +69,8 @@ OUTPUT_EVERY_S = 3.0
 """How often a version's latest output is written to its page."""
 PREFLIGHT_ENDINGS = 3
 """Times a version's program may end during its preflight before the preflight stops (and fails)."""
+UNBUILDABLE_S = 600.0
+"""How long a host leaves a version it failed to build locally (built fine elsewhere) to other hosts."""
 SERVICE_CPU_S = 7 * 24 * 3600
 """A gRPC version's CPU-time limit: it runs for as long as it is hosted (its CPU share is what limits it)."""
 
@@ -88,7 +93,8 @@ class Host:
         self.address, self.ca = address, ca
         self.root = Path(root)
         self.enqueue = enqueue
-        self.name = name or f"{socket.gethostname()}/{os.getpid()}"
+        self.name = name or f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(3)}"
+        """Unique even for two hosts with one hostname and pid (containers sharing a network)."""
         self.lease_s = lease_s
         self.versions = Versions(client, prefix)
         self.tokens = BotTokens(client, prefix)
@@ -104,6 +110,8 @@ class Host:
         self.wanted: set[str] = set()
         """Ready versions a league not yet over has (a ready version is run only while one needs it)."""
         self.wanted_at = -WANTED_EVERY_S
+        self.unbuildable: dict[str, float] = {}
+        """version -> until when (monotonic) this host does not try it again (it would not build here)."""
         self.ended: dict[str, int] = {}
         """version -> times its program has ended while this host ran it."""
         self.pool = ThreadPoolExecutor(2, thread_name_prefix="host-job")
@@ -135,6 +143,8 @@ class Host:
         self.pool.shutdown(wait=True, cancel_futures=True)
         for name in list(self.runners):
             self._stop_running(name)
+            with contextlib.suppress(redis.RedisError):
+                self.versions.release(name, self.name)  # another host may take it at once
         shutil.rmtree(self.sdk, ignore_errors=True)
 
     def step(self) -> None:
@@ -145,7 +155,12 @@ class Host:
             self.wanted_at = time.monotonic()
             self._refresh_wanted()
         for version in self.versions.all():
-            self._tend(version)
+            try:
+                self._tend(version)
+            except redis.RedisError:
+                raise
+            except Exception:  # one version's trouble must not stop the others (nor the host)
+                log.exception("host %s: could not tend %s", self.name, version.name)
         if time.monotonic() - self.output_at >= OUTPUT_EVERY_S:
             self.output_at = time.monotonic()
             self._keep_output()
@@ -175,6 +190,8 @@ class Host:
                 self.versions.claim(name, self.name, self.lease_s)
                 return
             if not is_built(self.root, name, v.source_hash):
+                if self.unbuildable.get(name, 0.0) > time.monotonic():
+                    return
                 if self.versions.claim(name, self.name, self.lease_s):
                     self.jobs["build", name] = self.pool.submit(self._build, name, False)
                 return
@@ -189,7 +206,10 @@ class Host:
         """The ready versions some league still needs: those of every league not yet over."""
         wanted: set[str] = set()
         for lid in self.leagues.league_ids():
-            league = self.leagues.load(lid)
+            try:
+                league = self.leagues.load(lid)
+            except LeagueError:  # being created or deleted right now
+                continue
             if league.status in ACTIVE and not league.preflight:
                 wanted.update(bot for bot in league.bots if split_version(bot))
         self.wanted = wanted
@@ -201,7 +221,7 @@ class Host:
                 log.warning(
                     "host %s: lost the lease of %s to %s; stopping it", self.name, name, self.versions.holder(name)
                 )
-                self._stop_running(name)
+                self._stop_running(name, retire_token=False)
             return
         runner = self.runners.get(name)
         now = time.monotonic()
@@ -217,15 +237,25 @@ class Host:
             self.ended[name] = self.ended.get(name, 0) + 1
             log.warning("host %s: %s stopped; starting it again (pause %.0f s)", self.name, name, wait)
         self.starts[name] = (now, ends + 1 if runner is not None else 0)
+        self.runners.pop(name, None)
         try:
             self.runners[name] = start()
-        except (ManifestError, OSError, SandboxError) as exc:
+        except (ManifestError, OSError, SandboxError) as exc:  # e.g. its command is not on the machine
             log.error("host %s: cannot start %s: %s", self.name, name, exc)
+            self.starts[name] = (now, ends + 1)  # tried again after the same pauses as a program that ends
+            self.ended[name] = self.ended.get(name, 0) + 1
+            if split_version(name):
+                self.versions.add_evidence(name, f"the host could not start it: {exc}", [])
 
-    def _stop_running(self, name: str) -> None:
+    def _stop_running(self, name: str, retire_token: bool = True) -> None:
+        """Stop it here, and retire its token (the next host to run it issues its own); not when the
+        lease was lost: the token may then be the new holder's."""
         runner = self.runners.pop(name, None)
         if runner is not None:
             runner.stop()
+            if retire_token:
+                with contextlib.suppress(TokenError, redis.RedisError):
+                    self.tokens.revoke(name)
 
     # ----------------------------------------------------------- starting bots
 
@@ -252,7 +282,7 @@ class Host:
         if manifest.protocol == "grpc":
             return ServiceRunner(
                 name,
-                folder.parent,
+                folder,
                 manifest.run,
                 dataclasses.replace(limits, cpu_seconds=SERVICE_CPU_S),
                 self.tokens.reissue(name),
@@ -264,9 +294,18 @@ class Host:
             )
 
         latest: list[HostedProgram] = []
+        programs: list[ChildProgram] = []
+        lock = threading.Lock()
+
+        def started(child: ChildProgram) -> None:
+            with lock:
+                programs[:] = [p for p in programs if p.alive()] + [child]
+
+        def launcher() -> Sandbox:
+            return Sandbox(folder, limits, name, binds={str(self.sdk): "/sdk"}, env=sdk.ENV)
 
         def program() -> Bot:
-            made = HostedProgram(manifest.run, name, lambda: Sandbox(folder, limits, name), evidence)
+            made = HostedProgram(manifest.run, name, launcher, evidence, started)
             latest[:] = [made]
             return made
 
@@ -274,12 +313,27 @@ class Host:
             last = latest[0].last if latest else None
             return list(last.stderr_tail) if last is not None else []
 
-        return ClientRunner(self._client(name, program, manifest.max_games), tail)
+        def stop_programs() -> None:  # the games cut short by a stop never get their end_match
+            with lock:
+                for child in programs:
+                    child.stop(grace=0.2)
+
+        return ClientRunner(self._client(name, program, manifest.max_games), tail, stop_programs)
 
     # ----------------------------------------------------------- jobs
 
     def _build(self, name: str, first: bool = True) -> None:
         """Build ``name`` here; ``first``: it is the version's build (its log and outcome are kept)."""
+        try:
+            self._build_here(name, first)
+        except Exception as exc:  # the host's own trouble (disk, permissions): say so, never retry forever
+            log.exception("host %s: building %s failed", self.name, name)
+            if first:
+                self._fail(name, "build-failed", f"the host could not build it: {exc!r}")
+            else:
+                self._cannot_run_here(name, f"{exc!r}")
+
+    def _build_here(self, name: str, first: bool) -> None:
         v = self.versions.require(name)
         try:
             manifest = Manifest.from_dict(v.manifest)
@@ -295,37 +349,48 @@ class Host:
             return  # built again by whichever host takes the version next
         if not first:
             if not result.ok:
-                log.error("host %s: %s built elsewhere but not here: %s", self.name, name, result.why)
+                self._cannot_run_here(name, result.why)
             return
-        v = self.versions.require(name)
-        v.build_log, v.build_seconds = result.log, round(result.seconds, 2)
-        v.state, v.note = ("preflight", "") if result.ok else ("build-failed", result.why)
-        self.versions.save(v)
+
+        def built(v: Version) -> None:
+            v.build_log, v.build_seconds = result.log, round(result.seconds, 2)
+            v.state, v.note = ("preflight", "") if result.ok else ("build-failed", result.why)
+
+        self.versions.update(name, built)
+        if not result.ok:
+            self.versions.release(name, self.name)
         log.info("host %s: %s %s", self.name, name, "built" if result.ok else f"failed to build: {result.why}")
+
+    def _cannot_run_here(self, name: str, why: str) -> None:
+        """A version built elsewhere that does not build here: leave it to other hosts for a while."""
+        log.error("host %s: %s was built elsewhere but does not build here (%s); leaving it", self.name, name, why)
+        self.unbuildable[name] = time.monotonic() + UNBUILDABLE_S
+        self.versions.release(name, self.name)
 
     def _preflight(self, name: str) -> None:
         """Play the version's preflight league and judge it (cut short once its program has ended
-        ``PREFLIGHT_ENDINGS`` times: it would only keep the reference bots waiting)."""
-        runner = self.runners.get(name)
-        faults_before = runner.faults if runner else 0
+        ``PREFLIGHT_ENDINGS`` times: it would only keep the reference bots waiting, or when this host
+        loses the version's lease: its new holder plays it on)."""
         ended_before = self.ended.get(name, 0)
 
         def endings() -> int:
             return self.ended.get(name, 0) - ended_before
 
         def enough() -> bool:
-            return self.stopping.is_set() or endings() >= PREFLIGHT_ENDINGS
+            return self.stopping.is_set() or endings() >= PREFLIGHT_ENDINGS or self.versions.holder(name) != self.name
 
         status = preflight.play(self.leagues, name, self.enqueue, should_stop=enough)
         if self.stopping.is_set() or self.versions.holder(name) != self.name:
             return  # judged by whoever plays it to the end
-        runner = self.runners.get(name)
-        faults = max((runner.faults if runner else 0) - faults_before, 0)
-        passed, report = preflight.judge(self.leagues, name, status, faults, endings())
-        v = self.versions.require(name)
-        v.preflight = report
-        v.state, v.note = ("ready", "") if passed else ("preflight-failed", "; ".join(report["problems"]))
-        self.versions.save(v)
+        since = status.started_at or 0.0
+        faults = [e for e in self.versions.require(name).evidence if e["at"] >= since]  # kept in Redis: any host's
+        passed, report = preflight.judge(self.leagues, name, status, len(faults), endings())
+
+        def judged(v: Version) -> None:
+            v.preflight = report
+            v.state, v.note = ("ready", "") if passed else ("preflight-failed", "; ".join(report["problems"]))
+
+        self.versions.update(name, judged)
         if not passed:
             self.leagues.cancel(report["league"])  # its unplayed matches are not waited for
         log.info("host %s: %s %s its preflight", self.name, name, "passed" if passed else "failed")

@@ -27,6 +27,8 @@ REFERENCE = {"preflight-greedy": "greedy", "preflight-random": "random"}
 """The reference bots' names in the arena -> the built-in bot each is."""
 GAMES = 2
 """Games a pairing (mirrored: the same deals with the seats swapped)."""
+EXPECTED = GAMES * len(REFERENCE)
+"""Games the version plays in its preflight: a round robin with the reference bots."""
 DEADLINE_S = 300.0
 """The most a preflight may take; a version that has not finished its games by then fails."""
 
@@ -45,7 +47,9 @@ def create(store: LeagueStore, version: str, rules: Rules | None = None) -> Leag
     """The version's preflight league, created if it does not exist yet (a host may restart midway)."""
     lid = league_id(version)
     if store.exists(lid):
-        return store.load(lid)
+        league = store.load(lid)
+        missing = [bot for bot in [version, *REFERENCE] if bot not in league.bots]
+        return store.add_bots(lid, missing) if missing and league.status == "created" else league
     league = League(
         lid,
         rules or Rules.preset(),
@@ -80,8 +84,9 @@ def judge(
 ) -> tuple[bool, dict[str, Any]]:
     """Whether the version passed, and the report: its games and conduct, and why it failed if it did.
 
-    ``program_faults``: answers its program failed to give; ``endings``: times its
-    (long-running) program ended while it should have been playing.
+    ``program_faults``: faults kept on the version since the preflight started (a
+    JSON-lines program's first failed answer of a game, a gRPC program's end, from
+    any host that ran it); ``endings``: times its program ended on the judging host.
     """
     lid = league_id(version)
     rows = LeagueResults(store.r, store.prefix).ladder_rows(lid, [version, *REFERENCE])
@@ -89,6 +94,8 @@ def judge(
     planned = sum(1 for seats in store.seats(lid).values() if version in seats)
     played = mine.games if mine else 0
     problems = []
+    if planned < EXPECTED:
+        problems.append(f"its preflight planned {planned} games of the {EXPECTED} it must play")
     if endings:
         problems.append(f"its program ended {endings} time(s) (the reasons and its last output are on its page)")
     if played < planned:
@@ -102,7 +109,7 @@ def judge(
         ("illegal play(s)", mine.illegal if mine else 0),
         ("timeout(s)", mine.timeouts if mine else 0),
         ("forfeit(s)", mine.forfeits if mine else 0),
-        ("answer(s) its program failed to give (a crash or an unreadable answer)", program_faults),
+        ("fault(s) of its program (a crash, or an answer it failed to give; see its page)", program_faults),
     ):
         if count:
             problems.append(f"{count} {what}")

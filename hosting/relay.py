@@ -47,6 +47,7 @@ class Relay:
             self.path.unlink()
         self.server = self.loop.run_until_complete(asyncio.start_unix_server(self._serve, str(self.path)))
         os.chmod(self.path, 0o777)  # the sandbox's user connects to it
+        self._inode = self.path.stat().st_ino
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True, name=f"relay-{self.path.parent}")
         self.thread.start()
 
@@ -66,8 +67,9 @@ class Relay:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(timeout=10)
             self.loop.close()
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                if self.path.stat().st_ino == self._inode:  # ours, not a socket bound there since
+                    self.path.unlink()
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         """A connection to the next engine replica that answers (None: none does now)."""

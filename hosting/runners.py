@@ -17,7 +17,9 @@ import collections
 import contextlib
 import logging
 import os
+import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -57,9 +59,13 @@ class Runner(Protocol):
 class ClientRunner:
     """A bot played by an SDK client on a thread of this process (reference bots, JSON-lines versions)."""
 
-    def __init__(self, client: BotClient, tail: Callable[[], list[str]] = list) -> None:
+    def __init__(
+        self, client: BotClient, tail: Callable[[], list[str]] = list, on_stop: Callable[[], None] = lambda: None
+    ) -> None:
         self.client = client
         self.tail = tail
+        self.on_stop = on_stop
+        """Stops what the bot started (a JSON-lines version's programs of games still going on)."""
         self.error = ""
         self.thread = threading.Thread(target=self._run, daemon=True, name=f"host-{client.name}")
         self.thread.start()
@@ -73,6 +79,7 @@ class ClientRunner:
 
     def stop(self) -> None:
         self.client.stop()
+        self.on_stop()
 
     def alive(self) -> bool:
         return self.thread.is_alive()
@@ -88,14 +95,23 @@ class ClientRunner:
 class HostedProgram(ProgramBot):
     """A JSON-lines version's program for one game; its first failure of the game becomes evidence."""
 
-    def __init__(self, argv: list[str], name: str, launcher: Callable[[], Launcher], on_fault: Evidence) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        name: str,
+        launcher: Callable[[], Launcher],
+        on_fault: Evidence,
+        on_program: Callable[[ChildProgram], None] = lambda _: None,
+    ) -> None:
         super().__init__(argv, name, "", on_program=self._started, launcher=launcher)
         self.on_fault = on_fault
+        self.also = on_program
         self.last: ChildProgram | None = None
         self.reported = False
 
     def _started(self, program: ChildProgram) -> None:
         self.last = program
+        self.also(program)
 
     def choose(self, observation: Observation, clock: Clock | None = None) -> Play:
         try:
@@ -110,8 +126,9 @@ class HostedProgram(ProgramBot):
 class ServiceRunner:
     """A gRPC version: its program, started once, sandboxed, connected through a relayed socket.
 
-    ``base`` is the version's folder on this host: ``bot/`` (its built source, seen
-    as ``/bot``) and ``arena/`` (seen as ``/arena``: the socket and the token file).
+    ``folder`` is the version's built source on this host (seen as ``/bot``); each
+    run gets a fresh folder of its own seen as ``/arena``: the socket and the token
+    file (removed when the run ends).
     When the program ends, :attr:`ended` says why and the evidence is kept; the
     host starts it again (after a pause that grows while it keeps ending).
     """
@@ -119,7 +136,7 @@ class ServiceRunner:
     def __init__(
         self,
         name: str,
-        base: Path,
+        folder: Path,
         argv: Sequence[str],
         limits: Limits,
         token: str,
@@ -131,44 +148,42 @@ class ServiceRunner:
     ) -> None:
         self.name = name
         self.on_fault = on_fault
-        arena = base / "arena"
-        arena.mkdir(mode=0o755, exist_ok=True)
-        os.chmod(arena, 0o755)
-        token_file = arena / "token"
-        token_file.unlink(missing_ok=True)
-        fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(token)
-        if os.geteuid() == 0:
-            os.chown(token_file, NOBODY, NOBODY)
-        self.relay = Relay(arena / "engine.sock", addresses, ca)
-        variables = {
-            "TABLANETTE_ADDRESS": "unix:/arena/engine.sock",
-            "TABLANETTE_BOT_NAME": name,
-            **env,
-        }
-        self.sandbox = Sandbox(
-            base / "bot", limits, name, binds={str(sdk): "/sdk", str(arena): "/arena"}, env=variables
-        )
         self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self.ended = ""
         self._stopping = False
+        self._done = threading.Event()
+        self._cleaning = threading.Lock()
+        # A folder of its own for each run, on a short path (a socket's path may not pass 107 bytes):
+        # a run that ends cannot take the socket of the run that replaces it.
+        self.arena = Path(tempfile.mkdtemp(prefix="tablanette-arena-"))
+        self.relay: Relay | None = None
+        self.sandbox: Sandbox | None = None
         try:
+            self.arena.chmod(0o755)
+            token_file = self.arena / "token"
+            fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(token)
+            if os.geteuid() == 0:
+                os.chown(token_file, NOBODY, NOBODY)
+            self.relay = Relay(self.arena / "engine.sock", addresses, ca)
+            variables = {"TABLANETTE_ADDRESS": "unix:/arena/engine.sock", "TABLANETTE_BOT_NAME": name, **env}
+            binds = {str(sdk): "/sdk", str(self.arena): "/arena"}
+            self.sandbox = Sandbox(folder, limits, name, binds=binds, env=variables)
             self.proc = subprocess.Popen(
                 self.sandbox.wrap(["/bin/sh", "-c", WITH_TOKEN, "sh", *argv]),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
             )
-        except OSError:
-            self.relay.close()
-            self.sandbox.close()
+        except BaseException:
+            self._cleanup()
             raise
         threading.Thread(target=self._watch, daemon=True, name=f"host-{name}").start()
 
     def _watch(self) -> None:
-        """Keep its last lines (read in bounded pieces), and when it ends, say why."""
-        assert self.proc.stdout is not None
+        """Keep its last lines (read in bounded pieces), and when it ends, say why and clean up."""
+        assert self.proc.stdout is not None and self.sandbox is not None
         with contextlib.suppress(OSError, ValueError):
             while line := self.proc.stdout.readline(4096):
                 self.tail.append(line[:500].decode("utf-8", errors="replace").rstrip())
@@ -177,14 +192,24 @@ class ServiceRunner:
         if more := self.sandbox.explain(status):
             why += f" ({more})"
         self.ended = why
-        self.relay.close()
-        self.sandbox.close()
+        self._cleanup()
         if not self._stopping:
             log.warning("%s: %s; its last output: %s", self.name, why, " | ".join(list(self.tail)[-5:]))
             self.on_fault(why, list(self.tail))
+        self._done.set()
+
+    def _cleanup(self) -> None:
+        """Release the run's sandbox (killing what is left of it), its relay and its folder (the token)."""
+        with self._cleaning:
+            if self.sandbox is not None:
+                self.sandbox.close()
+            if self.relay is not None:
+                self.relay.close()
+            shutil.rmtree(self.arena, ignore_errors=True)
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        """True until the run has ended *and* been cleaned up (so a new run never overlaps it)."""
+        return not self._done.is_set()
 
     def output(self) -> list[str]:
         return list(self.tail)
@@ -200,5 +225,5 @@ class ServiceRunner:
             self.proc.wait(timeout=3)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-        self.sandbox.close()  # kills whatever of it is left
-        self.relay.close()
+        self._cleanup()  # kills whatever of it is left, even what left its output open
+        self._done.wait(timeout=10)

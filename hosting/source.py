@@ -83,14 +83,20 @@ def unpack(data: bytes, into: str | Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-            members = tar.getmembers()
-            if len(members) > MAX_FILES or sum(m.size for m in members) > MAX_UNPACKED:
-                raise SourceError("the archive is larger than a submission may be")
+            members, total = [], 0
+            for m in tar:  # one header at a time: a bomb of empty entries stops at the limit, not in memory
+                members.append(m)
+                total += m.size
+                if len(members) > MAX_FILES or total > MAX_UNPACKED:
+                    raise SourceError(
+                        f"the archive holds more than {MAX_FILES} entries or {MAX_UNPACKED >> 20} MB: "
+                        "larger than a submission may be"
+                    )
             for m in members:
                 if m.name.startswith("/") or ".." in PurePosixPath(m.name).parts:
                     raise SourceError(f"the archive holds {m.name}, which lies outside its folder")
                 if not (m.isfile() or m.isdir()):
                     raise SourceError(f"the archive holds {m.name}, which is not a regular file")
-            tar.extractall(target, filter="data")
+            tar.extractall(target, members=members, filter="data")
     except (tarfile.TarError, OSError, EOFError) as exc:
         raise SourceError(f"cannot unpack the source: {exc}") from None

@@ -20,10 +20,12 @@ Keys (:class:`store.keys.Keys`): ``hosted``, ``versions:<bot>``, ``source:<bot>@
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -157,30 +159,53 @@ class Versions:
             raise VersionError(f"the source of {name} is missing")
         return data if isinstance(data, bytes) else data.encode()
 
-    def save(self, version: Version) -> None:
-        """Write back the version's state and reports (only its lease holder does)."""
-        version.updated = time.time()
-        version.build_log = version.build_log[-MAX_LOG:]
-        version.evidence = version.evidence[:MAX_EVIDENCE]
-        self.r.hset(self.keys.versions(version.bot), str(version.number), json.dumps(version.to_json()))
+    def update(self, name: str, change: Callable[[Version], None]) -> Version:
+        """Apply ``change`` to the version as it is now and write it back, atomically: a host's loop,
+        its jobs and its runners write the same record, and none may undo another's change (an
+        optimistic transaction, tried again if the record changed in between)."""
+        parts = split_version(name)
+        if parts is None:
+            raise VersionError(f"{name!r} is not a version's name (bot@n)")
+        key, field_name = self.keys.versions(parts[0]), str(parts[1])
+        done: list[Version] = []
+
+        def apply(pipe: redis.client.Pipeline) -> None:
+            raw = pipe.hget(key, field_name)
+            if raw is None:
+                raise VersionError(f"no hosted version {name!r}")
+            version = Version.from_json(raw)
+            change(version)
+            version.updated = time.time()
+            version.build_log = version.build_log[-MAX_LOG:]
+            version.evidence = version.evidence[:MAX_EVIDENCE]
+            version.output = version.output[-MAX_OUTPUT:]
+            pipe.multi()
+            pipe.hset(key, field_name, json.dumps(version.to_json()))
+            done[:] = [version]
+
+        self.r.transaction(apply, key)
+        return done[0]
 
     def set_state(self, name: str, state: str, note: str = "") -> Version:
         if state not in STATES:
             raise ValueError(f"unknown version state {state!r}")
-        version = self.require(name)
-        version.state, version.note = state, note
-        self.save(version)
-        return version
+
+        def change(v: Version) -> None:
+            v.state, v.note = state, note
+
+        return self.update(name, change)
 
     def set_output(self, name: str, output: list[str]) -> None:
-        version = self.require(name)
-        version.output, version.output_at = output[-MAX_OUTPUT:], time.time()
-        self.save(version)
+        def change(v: Version) -> None:
+            v.output, v.output_at = list(output), time.time()
+
+        self.update(name, change)
 
     def add_evidence(self, name: str, reason: str, output: list[str]) -> None:
-        version = self.require(name)
-        version.evidence.insert(0, {"at": time.time(), "reason": reason, "output": output[-MAX_OUTPUT:]})
-        self.save(version)
+        def change(v: Version) -> None:
+            v.evidence.insert(0, {"at": time.time(), "reason": reason, "output": output[-MAX_OUTPUT:]})
+
+        self.update(name, change)
 
     # ----------------------------------------------------------- owners
 
@@ -227,6 +252,8 @@ class Versions:
         return text(raw) if raw else None
 
     def release(self, name: str, host: str) -> None:
-        key = self.keys.host_lease(name)
-        if self.r.get(key) == host.encode():
-            self.r.delete(key)
+        """Give the lease up if ``host`` holds it (compare-and-delete: never another host's)."""
+        lock = self.r.lock(self.keys.host_lease(name), thread_local=False)
+        lock.local.token = host.encode()
+        with contextlib.suppress(LockError):  # not (or no longer) ours
+            lock.release()
