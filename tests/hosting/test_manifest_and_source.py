@@ -114,3 +114,14 @@ def test_too_many_files_are_refused_before_anything_is_read(tmp_path: Path, monk
 def test_garbage_is_not_an_archive(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="cannot unpack the source"):
         unpack(b"not a tarball", tmp_path / "into")
+
+
+def test_an_archive_of_too_many_entries_stops_at_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("hosting.source.MAX_FILES", 50)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for i in range(5000):  # empty entries compress to almost nothing: a bomb in miniature
+            tar.addfile(tarfile.TarInfo(f"e{i}"), io.BytesIO(b""))
+    with pytest.raises(SourceError, match="more than 50 entries"):
+        unpack(buf.getvalue(), tmp_path / "into")
+    assert not any((tmp_path / "into").iterdir())

@@ -1,0 +1,66 @@
+"""Builds in their sandbox: a build that fills its folder, nests it deep, or runs too long is stopped, says
+why, and leaves nothing behind; a good one is kept read-only and is not built twice."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bots.sandbox import unavailable
+from hosting import build as builds
+from hosting.manifest import Manifest
+from hosting.source import pack
+
+pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="builds-test-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def build_of(root: Path, command: str, timeout_s: float = 60) -> builds.BuildResult:
+    src = root / "src"
+    src.mkdir(exist_ok=True)
+    (src / "bot.toml").write_text(f'run = ["./bot"]\nbuild = ["sh", "-c", {json.dumps(command)}]\n')  # a TOML string
+    archive, digest = pack(src)
+    return builds.build(root / "hosted", "b@1", Manifest.load(src), archive, digest, timeout_s=timeout_s)
+
+
+def test_a_build_that_fills_its_folder_is_stopped_at_the_limit_and_removed(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builds, "MAX_BUILT", 8 << 20)
+    result = build_of(root, "i=0; while :; do head -c 1048576 /dev/zero > f$i; i=$((i+1)); sleep 0.05; done")
+    assert not result.ok
+    assert result.why == "the built folder grew past 8 MB, the limit (the build was stopped there)"
+    assert not (root / "hosted/b@1").exists()
+
+
+def test_a_build_nested_thousands_deep_fails_cleanly_and_is_removed(root: Path) -> None:
+    result = build_of(root, "for i in $(seq 1500); do mkdir d && cd d; done; echo deep; exit 1")
+    assert not result.ok and result.why == "the build exited with status 1"
+    assert "deep" in result.log
+    assert not (root / "hosted/b@1").exists()
+
+
+def test_a_build_that_runs_too_long_is_stopped(root: Path) -> None:
+    result = build_of(root, "echo compiling; sleep 60", timeout_s=2)
+    assert not result.ok and result.why == "the build took longer than 2 s and was stopped"
+    assert "compiling" in result.log
+
+
+def test_a_good_build_is_kept_read_only_and_marked_built(root: Path) -> None:
+    result = build_of(root, "printf '#!/bin/sh\\necho hi\\n' > bot && chmod +x bot")
+    assert result.ok, result.log
+    built = root / "hosted/b@1/bot/bot"
+    assert built.stat().st_uid == 0 and built.stat().st_mode & 0o777 == 0o755  # the bot's user cannot change it
+    assert builds.is_built(root / "hosted", "b@1", pack(root / "src")[1])
