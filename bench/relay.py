@@ -56,21 +56,25 @@ for _ in range(count):
     next(call)
     took.append(time.perf_counter() - start)
 outbox.put(None)
+channel.close()
 print(json.dumps({"round_trip_us": statistics.median(took) * 1e6}), flush=True)
 """
 
 
 def run_client(argv: list[str], env: dict[str, str] | None) -> tuple[float, float]:
     """(start-up ms, median round trip us) of one client run."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    first = proc.stdout.readline()
-    startup = (time.perf_counter() - started) * 1000
-    if first.strip() != "ready":
-        raise RuntimeError(f"the client failed: {first}{proc.communicate()[1][-2000:]}")
-    figures = json.loads(proc.stdout.readline())
-    proc.wait(timeout=30)
+    with tempfile.TemporaryFile() as errors:  # a file, not a pipe: a chatty client must never block on it
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        startup = (time.perf_counter() - started) * 1000
+        if first.strip() != "ready":
+            proc.wait(timeout=30)
+            errors.seek(0)
+            raise RuntimeError(f"the client failed: {first}{errors.read()[-2000:].decode(errors='replace')}")
+        figures = json.loads(proc.stdout.readline())
+        proc.wait(timeout=30)
     return startup, figures["round_trip_us"]
 
 
