@@ -271,6 +271,37 @@ class Sandbox:
 _SIGNALS = {s.value for s in signal.Signals}
 
 
+def sweep_stale(min_age_s: float = 60.0) -> int:
+    """Remove the empty run cgroups older than ``min_age_s`` that a killed process left behind (a run
+    removes its own when it closes; one killed with SIGKILL cannot). Returns how many were removed.
+
+    Only empty ones, and only old ones: a run fills its cgroup as soon as it makes it.
+    """
+    version = cgroup_version()
+    if version is None:
+        return 0
+    bases = (
+        [CGROUP_ROOT / "tablanette"]
+        if version == 2
+        else [(CGROUP_ROOT / c).resolve() / "tablanette" for c in V1_CONTROLLERS]
+    )
+    removed = 0
+    now = time.time()
+    for base in dict.fromkeys(bases):
+        for group in base.glob("*"):
+            try:
+                if (
+                    group.is_dir()
+                    and now - group.stat().st_mtime > min_age_s
+                    and not _read(group / "cgroup.procs").strip()
+                ):
+                    group.rmdir()
+                    removed += 1
+            except OSError:  # in use again, or gone meanwhile
+                continue
+    return removed
+
+
 def _write(path: Path, value: str, optional: bool = False) -> None:
     try:
         path.write_text(value)

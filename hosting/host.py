@@ -43,7 +43,7 @@ import redis
 from bots.base import Bot
 from bots.child import ChildProgram
 from bots.registry import make_bot
-from bots.sandbox import Limits, Sandbox, SandboxError
+from bots.sandbox import Limits, Sandbox, SandboxError, sweep_stale
 from bots.sdk import BotClient, parse_addresses
 from store.leagues import LeagueError, LeagueStore
 from store.tokens import BotTokens, TokenError
@@ -124,6 +124,8 @@ class Host:
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)  # the sandbox's user must reach the versions' folders
         sdk.stage(self.sdk)
+        if swept := sweep_stale():
+            log.info("host %s: removed %d empty sandbox cgroup(s) a killed process left behind", self.name, swept)
         log.info("host %s: hosting under %s, arena at %s", self.name, self.root, self.address)
         try:
             while not self.stopping.is_set():

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bots.sandbox import unavailable
+from bots.sandbox import Limits, Sandbox, sweep_stale, unavailable
 from hosting import build as builds
 from hosting.manifest import Manifest
 from hosting.source import pack
@@ -64,3 +66,25 @@ def test_a_good_build_is_kept_read_only_and_marked_built(root: Path) -> None:
     built = root / "hosted/b@1/bot/bot"
     assert built.stat().st_uid == 0 and built.stat().st_mode & 0o777 == 0o755  # the bot's user cannot change it
     assert builds.is_built(root / "hosted", "b@1", pack(root / "src")[1])
+
+
+def test_the_cgroups_a_killed_run_leaves_behind_are_swept_once_empty(root: Path) -> None:
+    folder = root / "prog"
+    folder.mkdir(mode=0o755)
+    box = Sandbox(folder, Limits(), "abandoned")
+    proc = subprocess.Popen(box.wrap(["sleep", "60"]))
+    groups = set(box.groups.values())
+    for _ in range(100):  # until it has joined its cgroup
+        if (box.groups["pids"] / "cgroup.procs").read_text().strip():
+            break
+        time.sleep(0.05)
+    sweep_stale(min_age_s=0)
+    assert all(g.exists() for g in groups)  # in use: kept
+    proc.kill()  # what a host killed by SIGKILL leaves: its runs die (bwrap dies with them), their cgroups stay
+    proc.wait()
+    for _ in range(100):
+        if not any((g / "cgroup.procs").read_text().strip() for g in groups):
+            break
+        time.sleep(0.05)
+    assert sweep_stale(min_age_s=0) >= 1
+    assert not any(g.exists() for g in groups)
