@@ -8,8 +8,11 @@ use, and talks to it over loopback. Nothing here is a stand-in.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +31,7 @@ __all__ = [
     "clear_prefix",
     "free_port",
     "new_arena",
+    "readable_folder",
     "unique_prefix",
 ]
 
@@ -48,3 +52,15 @@ def arena_fixture(tmp_path: Path, name: str) -> Iterator[LocalArena]:
         yield arena
     finally:
         arena.close()
+
+
+@contextlib.contextmanager
+def readable_folder(prefix: str) -> Iterator[Path]:
+    """A fresh folder the sandbox's unprivileged user can reach (pytest's own are private to root, and a
+    clone may lie in a private folder too), removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir="/var/tmp"))
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -4,14 +4,13 @@ why, and leaves nothing behind; a good one is kept read-only and is not built tw
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from arena_harness import readable_folder
 
 from bots.sandbox import Limits, Sandbox, sweep_stale, unavailable
 from hosting import build as builds
@@ -23,10 +22,8 @@ pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {
 
 @pytest.fixture
 def root() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="builds-test-", dir="/var/tmp"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    with readable_folder("builds-test") as folder:
+        yield folder
 
 
 def build_of(root: Path, command: str, timeout_s: float = 60) -> builds.BuildResult:

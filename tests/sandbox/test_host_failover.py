@@ -11,15 +11,13 @@ and no forfeit, timeout or illegal play charged to the hosted bot.
 
 from __future__ import annotations
 
-import shutil
 import signal
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_harness import ROOT, Arena, new_arena
+from arena_harness import ROOT, Arena, new_arena, readable_folder
 
 from bots.sandbox import unavailable
 from cli.local import CLI
@@ -33,10 +31,8 @@ pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {
 
 @pytest.fixture
 def work() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="failover-", dir="/var/tmp"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    with readable_folder("failover") as folder:
+        yield folder
 
 
 def wait(what: str, ready: object, timeout: float, arena: Arena) -> None:

@@ -10,14 +10,12 @@ program crashes: each says why, keeps its evidence, and never reaches a rated le
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_harness import ROOT, Arena, new_arena
+from arena_harness import ROOT, Arena, new_arena, readable_folder
 
 from bots.sandbox import unavailable
 from cli.local import CLI
@@ -51,8 +49,11 @@ def broken_folders(into: Path) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def hosted() -> Iterator[tuple[Arena, dict[str, Version]]]:
     """Every bot submitted to one arena's host, once each has been built and preflighted (or has failed)."""
-    work = Path(tempfile.mkdtemp(prefix="hosted-test-", dir="/var/tmp"))
-    work.chmod(0o755)
+    with readable_folder("hosted-test") as work:
+        yield from _hosted(work)
+
+
+def _hosted(work: Path) -> Iterator[tuple[Arena, dict[str, Version]]]:
     arena = new_arena("hosted", work / "arena")
     try:
         _, port = arena.start_engine()
@@ -77,7 +78,6 @@ def hosted() -> Iterator[tuple[Arena, dict[str, Version]]]:
         yield arena, got
     finally:
         arena.close()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def test_the_example_bots_are_built_and_pass_their_preflight(hosted: tuple[Arena, dict[str, Version]]) -> None:

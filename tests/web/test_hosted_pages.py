@@ -10,16 +10,14 @@ each end.
 
 from __future__ import annotations
 
-import shutil
 import tarfile
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_harness import new_arena
+from arena_harness import new_arena, readable_folder
 from web_kit import DESKTOP, Site, open_tab
 
 from bots.sandbox import unavailable
@@ -76,8 +74,11 @@ OWNER_KEYS: dict[str, str] = {}
 
 @pytest.fixture(scope="module")
 def hosted_site() -> Iterator[Site]:
-    work = Path(tempfile.mkdtemp(prefix="hosted-web-", dir="/var/tmp"))
-    work.chmod(0o755)
+    with readable_folder("hosted-web") as work:
+        yield from _hosted_site(work)
+
+
+def _hosted_site(work: Path) -> Iterator[Site]:
     arena = new_arena("hostedweb", work / "arena")
     try:
         _, port = arena.start_engine()
@@ -112,7 +113,6 @@ def hosted_site() -> Iterator[Site]:
         yield site
     finally:
         arena.close()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def test_a_quarantined_versions_page_gives_the_reason_and_its_own_output(browser: Any, hosted_site: Site) -> None:
