@@ -141,13 +141,16 @@ class Host:
         self.stopping.set()
 
     def close(self) -> None:
-        """Stop every bot this host runs and remove the SDKs it staged (the built versions stay, for a restart)."""
+        """Stop every bot this host runs and remove the SDKs it staged (the built versions stay, for a
+        restart; an empty folder goes)."""
         self.pool.shutdown(wait=True, cancel_futures=True)
         for name in list(self.runners):
             self._stop_running(name)
             with contextlib.suppress(redis.RedisError):
                 self.versions.release(name, self.name)  # another host may take it at once
         shutil.rmtree(self.sdk, ignore_errors=True)
+        with contextlib.suppress(OSError):  # a host that built nothing leaves nothing behind
+            self.root.rmdir()
 
     def step(self) -> None:
         """One pass: the reference bots, then every version."""
