@@ -10,6 +10,7 @@ import json
 import signal
 import time
 from collections import defaultdict
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import pytest
@@ -116,6 +117,12 @@ def fitted(site: Site) -> dict[str, Any]:
     return ladder(results, LeagueStore(site.arena.redis, site.arena.prefix).load(LEAGUE))
 
 
+def whole(x: float) -> str:
+    """``x`` as the page shows it: rounded half away from zero, as JavaScript's toLocaleString does
+    (Python's format rounds half to even: a rating of 1436.5 would read 1436 here and 1437 there)."""
+    return str(Decimal(repr(x)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
 def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> None:
     counts = {r.bot: r for r in LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)}
     fit = fitted(site)["rows"]
@@ -135,9 +142,9 @@ def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> Non
     assert [r["bot"] for r in got] == [r.bot for r in rows]
     for rank, (cells, row, f) in enumerate(zip(got, rows, fit, strict=True), 1):
         assert cells["rank"] == str(rank)
-        assert cells["rating"] == f"{f['rating']:.0f}"
-        assert cells["interval"].endswith(f" {f['interval'][0]:.0f}–{f['interval'][1]:.0f}")  # after the error bar
-        assert cells["form"].endswith(f" {row.rating:.0f}")  # the incremental Elo, shown as form after its sparkline
+        assert cells["rating"] == whole(f["rating"])
+        assert cells["interval"].endswith(f" {whole(f['interval'][0])}–{whole(f['interval'][1])}")  # after the bar
+        assert cells["form"].endswith(f" {whole(row.rating)}")  # the incremental Elo, shown as form after its sparkline
         assert cells["games"] == str(row.games) == "4"  # 3 bots, 2 games per pairing
         assert (cells["wins"], cells["draws"], cells["losses"]) == (str(row.wins), str(row.draws), str(row.losses))
         assert float(cells["points_per_game"]) == pytest.approx(row.points_per_game, abs=0.051)  # shown to 0.1
