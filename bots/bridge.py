@@ -29,7 +29,7 @@ from engine_service.rules import Observation, Play, Rules
 from engine_service.rules.cards import format_cards
 
 from .base import Bot
-from .child import ChildError, ChildProgram, Launcher, check_runnable
+from .child import ChildError, ChildProgram, Launcher, Running, check_runnable
 from .sandbox import Limits, Sandbox, unavailable
 from .sdk import Clock
 
@@ -222,25 +222,18 @@ def run_bridge(
             print(f"error: {exc}", file=sys.stderr)
             return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    programs: list[ChildProgram] = []
-    lock = threading.Lock()
-
-    def started(program: ChildProgram) -> None:
-        with lock:
-            programs[:] = [p for p in programs if p.alive()] + [program]
+    running = Running()
 
     def sandboxed() -> Launcher:
         assert sandbox is not None
         return Sandbox(folder, sandbox, name)
 
     def new_player() -> Bot:
-        return ProgramBot(argv, name, version, on_program=started, launcher=sandboxed if sandbox else None)
+        return ProgramBot(argv, name, version, on_program=running.add, launcher=sandboxed if sandbox else None)
 
     tls = Path(ca).read_bytes() if ca else None
     client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls)
     try:
         return run_until_stopped(client, f"bridged: {' '.join(argv)}")
     finally:
-        with lock:
-            for program in programs:
-                program.stop(grace=0.2)
+        running.stop_all()

@@ -188,7 +188,7 @@ class ChildProgram:
         elif status is None:
             why = "it closed its output"
         else:
-            why = f"it exited with status {status}" if status >= 0 else f"it was killed by signal {-status}"
+            why = exit_reason(status)
         if more := self.launcher.explain(status):
             why += f" ({more})"
         tail = " | ".join(self.stderr_tail)
@@ -206,3 +206,31 @@ class ChildProgram:
             self.proc.kill()
             self.proc.wait()
         self.launcher.close()
+
+
+def exit_reason(status: int) -> str:
+    """How a process ended, from its exit status as :mod:`subprocess` gives it (negative: a signal)."""
+    return f"it exited with status {status}" if status >= 0 else f"it was killed by signal {-status}"
+
+
+class Running:
+    """The programs started for a bot's games (one per game), stopped together when the bot stops: the
+    games cut short by a stop never get their ``end_match``, so nothing else would stop them."""
+
+    def __init__(self) -> None:
+        self._programs: list[ChildProgram] = []
+        self._lock = threading.Lock()
+
+    def add(self, program: ChildProgram) -> None:
+        with self._lock:
+            self._programs = [p for p in self._programs if p.alive()] + [program]
+
+    def last(self) -> ChildProgram | None:
+        """The program started last (its error output is the bot's latest)."""
+        with self._lock:
+            return self._programs[-1] if self._programs else None
+
+    def stop_all(self, grace: float = 0.2) -> None:
+        with self._lock:
+            for program in self._programs:
+                program.stop(grace=grace)

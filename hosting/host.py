@@ -41,7 +41,7 @@ from pathlib import Path
 import redis
 
 from bots.base import Bot
-from bots.child import ChildProgram
+from bots.child import Running
 from bots.registry import make_bot
 from bots.sandbox import Limits, Sandbox, SandboxError, sweep_stale
 from bots.sdk import BotClient, parse_addresses
@@ -298,32 +298,19 @@ class Host:
                 self.ca,
             )
 
-        latest: list[HostedProgram] = []
-        programs: list[ChildProgram] = []
-        lock = threading.Lock()
-
-        def started(child: ChildProgram) -> None:
-            with lock:
-                programs[:] = [p for p in programs if p.alive()] + [child]
+        running = Running()
 
         def launcher() -> Sandbox:
             return Sandbox(folder, limits, name, binds={str(self.sdk): "/sdk"}, env=sdk.ENV)
 
         def program() -> Bot:
-            made = HostedProgram(manifest.run, name, launcher, evidence, started)
-            latest[:] = [made]
-            return made
+            return HostedProgram(manifest.run, name, launcher, evidence, running.add)
 
         def tail() -> list[str]:  # the error output of the last game's program
-            last = latest[0].last if latest else None
+            last = running.last()
             return list(last.stderr_tail) if last is not None else []
 
-        def stop_programs() -> None:  # the games cut short by a stop never get their end_match
-            with lock:
-                for child in programs:
-                    child.stop(grace=0.2)
-
-        return ClientRunner(self._client(name, program, manifest.max_games), tail, stop_programs)
+        return ClientRunner(self._client(name, program, manifest.max_games), tail, running.stop_all)
 
     # ----------------------------------------------------------- jobs
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Protocol
 
 from bots.bridge import BridgeError, ProgramBot
-from bots.child import ChildProgram, Launcher
+from bots.child import ChildProgram, Launcher, exit_reason
 from bots.sandbox import NOBODY, Limits, Sandbox
 from bots.sdk import BotClient, BotRejected, Clock
 from engine_service.rules import Observation, Play
@@ -188,7 +188,7 @@ class ServiceRunner:
             while line := self.proc.stdout.readline(4096):
                 self.tail.append(line[:500].decode("utf-8", errors="replace").rstrip())
         status = self.proc.wait()
-        why = f"it exited with status {status}" if status >= 0 else f"it was killed by signal {-status}"
+        why = exit_reason(status)
         if more := self.sandbox.explain(status):
             why += f" ({more})"
         self.ended = why

@@ -57,13 +57,11 @@ def create_app(client: redis.Redis, prefix: str) -> FastAPI:
     app.include_router(pages)
     app.include_router(api)
 
-    @app.exception_handler(LeagueError)
-    async def not_found(request: Request, exc: LeagueError) -> JSONResponse:
+    async def not_found(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
 
-    @app.exception_handler(VersionError)
-    async def no_version(request: Request, exc: VersionError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=404)
+    for unknown in (LeagueError, VersionError):  # an unknown league, bot, match or version
+        app.add_exception_handler(unknown, not_found)
 
     @app.exception_handler(redis.RedisError)
     async def store_unreachable(request: Request, exc: redis.RedisError) -> JSONResponse:
