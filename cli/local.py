@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -291,15 +291,20 @@ class LocalArena:
 
     def wait_connected(self, *bots: str, timeout: float = 30) -> None:
         """Until every bot has a live session in the registry (or a clear error with the logs)."""
+        self.wait_until(
+            lambda: all(self.redis.exists(self.keys.session(b)) for b in bots),
+            lambda: "bots to connect: " + ", ".join(b for b in bots if not self.redis.exists(self.keys.session(b))),
+            timeout,
+        )
+
+    def wait_until(self, ready: Callable[[], object], what: str | Callable[[], str], timeout: float) -> None:
+        """Until ``ready()`` is true; else a TimeoutError saying what it waited for, with every child's log."""
         deadline = time.monotonic() + timeout
-        missing = list(bots)
-        while time.monotonic() < deadline:
-            missing = [b for b in bots if not self.redis.exists(self.keys.session(b))]
-            if not missing:
-                return
+        while not ready():
+            if time.monotonic() > deadline:
+                logs = "\n".join(f"--- {c.name}\n{c.tail(2000)}" for c in self.children)
+                raise TimeoutError(f"timed out waiting for {what() if callable(what) else what}\n{logs}")
             time.sleep(0.05)
-        logs = "\n".join(f"--- {c.name}\n{c.tail(2000)}" for c in self.children)
-        raise TimeoutError(f"bots never connected: {', '.join(missing)}\n{logs}")
 
     @contextlib.contextmanager
     def supervised(self) -> Iterator[LocalArena]:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_harness import ROOT, Arena, new_arena, readable_folder
+from arena_harness import ROOT, new_arena, readable_folder
 
 from bots.sandbox import unavailable
 from cli.local import CLI
@@ -33,15 +33,6 @@ pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {
 def work() -> Iterator[Path]:
     with readable_folder("failover") as folder:
         yield folder
-
-
-def wait(what: str, ready: object, timeout: float, arena: Arena) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            logs = "\n".join(f"--- {c.name}\n{c.tail(2500)}" for c in arena.children)
-            pytest.fail(f"timed out waiting for {what}\n{logs}")
-        time.sleep(0.1)
 
 
 def test_a_killed_hosts_versions_are_taken_over_and_their_games_go_on(work: Path) -> None:
@@ -64,7 +55,7 @@ def test_a_killed_hosts_versions_are_taken_over_and_their_games_go_on(work: Path
             created = arena.tablanette(*cmd)
             assert created.returncode == 0, created.stdout + created.stderr
         feeder = arena.spawn("league", [*CLI, "league", "start", "failover", "--window", "2"])
-        wait("a first match", lambda: leagues.status("failover").done >= 1, 120, arena)
+        arena.wait_until(lambda: leagues.status("failover").done >= 1, "a first match", 120)
 
         holder = versions.holder("perly@1")
         assert holder is not None
@@ -72,15 +63,14 @@ def test_a_killed_hosts_versions_are_taken_over_and_their_games_go_on(work: Path
         survivor = next(name for name in hosts if name != victim)
         hosts[victim].popen.send_signal(signal.SIGKILL)
         killed_at = time.monotonic()
-        wait(
-            "the other host to take the version over",
+        arena.wait_until(
             lambda: (versions.holder("perly@1") or "//").split("/")[1] == str(hosts[survivor].popen.pid),
+            "the other host to take the version over",
             30,
-            arena,
         )
-        wait("perly@1 back", lambda: arena.redis.exists(arena.keys.session("perly@1")), 30, arena)
+        arena.wait_until(lambda: arena.redis.exists(arena.keys.session("perly@1")), "perly@1 back", 30)
         back_s = time.monotonic() - killed_at
-        wait("the league to finish", lambda: not feeder.alive(), 300, arena)
+        arena.wait_until(lambda: not feeder.alive(), "the league to finish", 300)
         assert "finished, 12 of 12 matches done" in feeder.text(), feeder.tail()
 
         results = LeagueResults(arena.redis, arena.prefix)

@@ -11,7 +11,6 @@ each end.
 from __future__ import annotations
 
 import tarfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -60,14 +59,6 @@ def bot_folder(into: Path, name: str, program: str) -> Path:
     return folder
 
 
-def wait(what: str, ready: Any, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.5)
-
-
 OWNER_KEYS: dict[str, str] = {}
 """Each hosted bot's owner key, as `tablanette bot submit` printed it."""
 
@@ -91,12 +82,13 @@ def _hosted_site(work: Path) -> Iterator[Site]:
             out = site.cli("bot", "submit", str(bot_folder(work, name, program)), "--name", name)
             OWNER_KEYS[name] = next(line for line in out.splitlines() if line.startswith("tbo_"))
         versions, leagues = Versions(arena.redis, arena.prefix), LeagueStore(arena.redis, arena.prefix)
-        wait(
-            "the preflights",
+        arena.wait_until(
             lambda: (
                 {versions.require(n).state for n in ("sleepy@1", "crasher@1")}
                 <= {"ready", "preflight-failed", "build-failed"}
             ),
+            "the preflights",
+            300,
         )
         assert versions.require("sleepy@1").state == "ready", versions.require("sleepy@1")
         site.cli(
@@ -104,10 +96,11 @@ def _hosted_site(work: Path) -> Iterator[Site]:
         )
         site.cli("league", "add-bot", "rated", "sleepy@latest", "rival")
         arena.spawn("league", [*CLI, "league", "start", "rated"])  # holds sleepy's matches once quarantined
-        wait("the quarantine", lambda: "sleepy@1" in leagues.quarantined("rated"))
-        wait(
-            "its output on its page",
+        arena.wait_until(lambda: "sleepy@1" in leagues.quarantined("rated"), "the quarantine", 300)
+        arena.wait_until(
             lambda: any("thinking hard" in line for line in versions.require("sleepy@1").output),
+            "its output on its page",
+            300,
         )
         site.wait_up()
         yield site
