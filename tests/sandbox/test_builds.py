@@ -69,12 +69,9 @@ def test_the_cgroups_a_killed_run_leaves_behind_are_swept_once_empty(root: Path)
     folder = root / "prog"
     folder.mkdir(mode=0o755)
     box = Sandbox(folder, Limits(), "abandoned")
-    proc = subprocess.Popen(box.wrap(["sleep", "60"]))
+    proc = subprocess.Popen(box.wrap(["sh", "-c", "echo up && exec sleep 60"]), stdout=subprocess.PIPE)
     groups = set(box.groups.values())
-    for _ in range(100):  # until it has joined its cgroup
-        if (box.groups["pids"] / "cgroup.procs").read_text().strip():
-            break
-        time.sleep(0.05)
+    assert proc.stdout is not None and proc.stdout.readline() == b"up\n"  # running (bwrap's set-up is over)
     sweep_stale(min_age_s=0)
     assert all(g.exists() for g in groups)  # in use: kept
     proc.kill()  # what a host killed by SIGKILL leaves: its runs die (bwrap dies with them), their cgroups stay
