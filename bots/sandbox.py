@@ -194,8 +194,15 @@ class Sandbox:
         if self._closed_cpu is not None:
             return self._closed_cpu
         if self.version == 2:
-            return _counter(self.groups["cpu"] / "cpu.stat", "usage_usec") / 1e6
-        return int(_read(self.groups["cpuacct"] / "cpuacct.usage") or 0) / 1e9
+            used = _counter(self.groups["cpu"] / "cpu.stat", "usage_usec") / 1e6
+        else:
+            used = int(_read(self.groups["cpuacct"] / "cpuacct.usage") or 0) / 1e9
+        closed = self._closed_cpu  # closed while we read: its cgroup may be gone, its total is kept
+        return closed if closed is not None else used
+
+    @property
+    def closed(self) -> bool:
+        return self._closed_cpu is not None
 
     # ----------------------------------------------------------- the launcher
 

@@ -131,16 +131,22 @@ class Clock:
     Measured on this machine's monotonic clock from the turn's ``time_left_ms``, so a
     wrong wall clock on either side does not matter. The network's share of the
     deadline (the answer's way back) is not taken off: keep a margin.
+
+    In a league on the CPU clock (``cpu``: the turn's ``clock`` is ``CLOCK_CPU``, a
+    hosted bot), the time left is CPU time: counted on this process's CPU clock,
+    so time spent waiting for a core is not counted, as the arena does not count it.
     """
 
-    __slots__ = ("deadline",)
+    __slots__ = ("cpu", "deadline")
 
-    def __init__(self, time_left_ms: int, received: float | None = None) -> None:
-        self.deadline = (time.monotonic() if received is None else received) + max(time_left_ms, 0) / 1000
+    def __init__(self, time_left_ms: int, received: float | None = None, cpu: bool = False) -> None:
+        self.cpu = cpu
+        now = time.process_time() if cpu else time.monotonic() if received is None else received
+        self.deadline = now + max(time_left_ms, 0) / 1000
 
     def remaining(self) -> float:
         """Seconds left before this turn's deadline (0 once it has passed)."""
-        return max(0.0, self.deadline - time.monotonic())
+        return max(0.0, self.deadline - (time.process_time() if self.cpu else time.monotonic()))
 
     def __repr__(self) -> str:
         return f"Clock(remaining={self.remaining():.3f}s)"
@@ -389,7 +395,7 @@ class BotClient:
             )
         try:
             with info.lock:
-                outbox.put(self._answer(turn, info, Clock(turn.time_left_ms, received)))
+                outbox.put(self._answer(turn, info, Clock(turn.time_left_ms, received, turn.clock == apb.CLOCK_CPU)))
         except Exception:  # never lose a pool thread's error silently
             log.exception("%s: could not answer turn %d of game %s", self.name, turn.turn_id, turn.game_id)
 

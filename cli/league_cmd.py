@@ -16,7 +16,7 @@ from engine_service.rules import write_records
 from scheduler.league import Feeder
 from store.audit import AuditLog
 from store.client import connect
-from store.leagues import ABSENT_ACTIONS, FORMATS, League, LeagueError, LeagueStatus, LeagueStore
+from store.leagues import ABSENT_ACTIONS, CLOCKS, FORMATS, League, LeagueError, LeagueStatus, LeagueStore
 from store.results import LeagueResults
 from store.tokens import BotTokens
 from store.versions import VersionError, Versions, split_version
@@ -75,6 +75,12 @@ def create(
     quarantine_forfeits: Annotated[
         int, typer.Option(min=0, help="Forfeits in the league that put a bot in quarantine (0: never).")
     ] = 3,
+    clock: Annotated[
+        str, typer.Option(help="wall, or cpu: hosted bots are charged the CPU time their sandbox uses.")
+    ] = "wall",
+    wall_cap_ms: Annotated[
+        int, typer.Option(min=0, help="--clock cpu: the most wall-clock time a turn may take (0: 3x the move time).")
+    ] = 0,
 ) -> None:
     """Create a league (add bots next, then start it).
 
@@ -88,6 +94,10 @@ def create(
     A bot whose conduct crosses a --quarantine-* limit is taken out of
     scheduling: its matches wait (never charged to its opponents) until
     `tablanette league lift` lets it play again.
+
+    --clock cpu charges a hosted bot the CPU time its sandbox uses on a turn
+    (the move time of it, within --wall-cap-ms of wall-clock time), so load
+    from its neighbours costs it nothing; a remote bot stays on the wall clock.
     """
     rules = build_rules(preset, players, rule)
     if absent_action not in ABSENT_ACTIONS:
@@ -97,6 +107,9 @@ def create(
     league.confidence, league.budget = confidence, budget
     league.quarantine_illegal, league.quarantine_timeouts = quarantine_illegal, quarantine_timeouts
     league.quarantine_forfeits = quarantine_forfeits
+    if clock not in CLOCKS:
+        fail(f"--clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
+    league.clock, league.wall_cap_ms = clock, wall_cap_ms
     if format == "sprt":
         from scheduler.sprt import SPRT
 

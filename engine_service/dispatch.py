@@ -49,6 +49,13 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
         await self._check(context)
         return dispatch_pb2.SessionLiveResponse(live=self.gateway.session_live(request.bot_name, request.session_id))
 
+    async def Meter(
+        self, request_iterator: AsyncIterator[dispatch_pb2.MeterReport], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[dispatch_pb2.MeterAsk]:
+        await self._check(context)
+        async for ask in self.gateway.meters.serve(request_iterator, context.peer() or "?"):
+            yield ask
+
     async def PlayMatch(
         self, request: dispatch_pb2.PlayMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[dispatch_pb2.MatchEvents]:

@@ -36,6 +36,7 @@ from config import ArenaSettings
 from engine_service import convert
 from engine_service.admission import Admission, is_quiet, short
 from engine_service.limits import RateLimit, peer_address
+from engine_service.meters import Meters, Watch
 from engine_service.rules import Play, TablanetteError
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
@@ -132,10 +133,13 @@ class BotConnection:
             self.handler.cancel()
 
 
-async def _answer_close_or_timeout(conn: BotConnection, pending: PendingTurn, timeout: float) -> None:
-    """Until the bot answers, its stream closes, or ``timeout`` passes: whichever comes first.
+async def _answer_close_or_timeout(
+    conn: BotConnection, pending: PendingTurn, timeout: float, watch: Watch | None = None
+) -> None:
+    """Until the bot answers, its stream closes, ``timeout`` passes, or its CPU meter says its budget
+    is spent or the meter went away (``watch``): whichever comes first.
 
-    One future and three callbacks: no task per turn (this runs for every move).
+    One future and a few callbacks: no task per turn (this runs for every move).
     """
     loop = asyncio.get_running_loop()
     woken: asyncio.Future[None] = loop.create_future()
@@ -145,6 +149,9 @@ async def _answer_close_or_timeout(conn: BotConnection, pending: PendingTurn, ti
             woken.set_result(None)
 
     pending.future.add_done_callback(wake)
+    if watch is not None:
+        watch.over.add_done_callback(wake)
+        watch.final.add_done_callback(wake)
     timer = loop.call_later(timeout, wake)
     conn.waiting.add(woken)
     if conn.closed.is_set() or pending.future.done():
@@ -155,6 +162,9 @@ async def _answer_close_or_timeout(conn: BotConnection, pending: PendingTurn, ti
         timer.cancel()
         conn.waiting.discard(woken)
         pending.future.remove_done_callback(wake)
+        if watch is not None:
+            watch.over.remove_done_callback(wake)
+            watch.final.remove_done_callback(wake)
 
 
 class Gateway:
@@ -177,6 +187,7 @@ class Gateway:
         self.pending: dict[tuple[str, str], PendingTurn] = {}
         self.disconnected_at: dict[str, float] = {}
         self._arrivals: dict[str, asyncio.Event] = {}
+        self.meters = Meters()
         self.draining = False
 
     # ------------------------------------------------------------ bot streams
@@ -320,7 +331,11 @@ class Gateway:
     # ------------------------------------------------------------ dispatch
 
     async def request_play(self, req: dpb.PlayRequest) -> dpb.PlayResponse:
-        """Forward one turn to the bot and wait for its legal answer (see module doc)."""
+        """Forward one turn to the bot and wait for its legal answer (see module doc).
+
+        On the CPU clock (``req.clock``), a bot its host meters has ``time_left_ms``
+        of CPU time within ``wall_cap_ms`` of wall-clock time (:mod:`engine_service.meters`).
+        """
         started = time.monotonic()
         bot, game_id = req.bot_name, req.turn.game_id
         grace = (req.grace_ms or self.settings.grace_ms) / 1000
@@ -328,29 +343,44 @@ class Gateway:
         outcome = dpb.PlayResponse
         pending = PendingTurn(req.turn.turn_id, req.turn.legal_plays, asyncio.get_running_loop().create_future())
         self.pending[(bot, game_id)] = pending
+        watch: Watch | None = None
         try:
             conn = await self._wait_for(bot, grace, pending)
             while conn is not None:
                 if game_id not in conn.announced:
                     conn.send(apb.ServerMessage(game_started=req.game))
                     conn.announced.add(game_id)
+                if req.clock == apb.CLOCK_CPU:
+                    watch = self.meters.watch(bot, move_time)
+                wait = max(req.wall_cap_ms / 1000, move_time) if watch is not None else move_time
                 turn = apb.Turn()
                 turn.CopyFrom(req.turn)
-                turn.deadline_unix_ms = int((time.time() + move_time) * 1000)
+                turn.deadline_unix_ms = int((time.time() + wait) * 1000)
                 turn.time_left_ms = int(move_time * 1000)
+                turn.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
+                sent = time.monotonic()
                 conn.send(apb.ServerMessage(turn=turn))
-                await _answer_close_or_timeout(conn, pending, move_time)
+                await _answer_close_or_timeout(conn, pending, wait, watch)
+                if watch is not None and watch.lost and not pending.future.done():  # the arena's fault: wall cap only
+                    await _answer_close_or_timeout(conn, pending, wait - (time.monotonic() - sent))
                 if pending.future.done():
-                    return self._response(outcome.PLAYED, pending, started)
+                    return await self._response(outcome.PLAYED, pending, started, watch)
                 if not conn.closed.is_set():
-                    return self._response(outcome.TIMEOUT, pending, started)
+                    return await self._response(outcome.TIMEOUT, pending, started, watch)
+                if watch is not None:
+                    await self.meters.finish(watch)
+                    watch = None
                 conn = await self._wait_for(bot, grace, pending)
-            return self._response(outcome.DISCONNECTED, pending, started)
+            return await self._response(outcome.DISCONNECTED, pending, started)
         finally:
             if self.pending.get((bot, game_id)) is pending:
                 del self.pending[(bot, game_id)]
+            if watch is not None:  # still open only if the turn was cancelled
+                self.meters.abandon(watch)
 
-    def _response(self, outcome: dpb.PlayResponse.Outcome, pending: PendingTurn, started: float) -> dpb.PlayResponse:
+    async def _response(
+        self, outcome: dpb.PlayResponse.Outcome, pending: PendingTurn, started: float, watch: Watch | None = None
+    ) -> dpb.PlayResponse:
         resp = dpb.PlayResponse(
             outcome=outcome,
             rejected=pending.rejected,
@@ -359,6 +389,8 @@ class Gateway:
         )
         if pending.future.done():
             resp.play.CopyFrom(pending.future.result())
+        if watch is not None and (used := await self.meters.finish(watch)) is not None:
+            resp.cpu_metered, resp.cpu_us = True, used
         return resp
 
     async def _wait_for(self, bot: str, grace: float, pending: PendingTurn) -> BotConnection | None:

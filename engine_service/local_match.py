@@ -99,7 +99,14 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
             return
         turn = turn_message(match, req.game.game_id, turn_id)
         resp = await gateway.request_play(
-            dpb.PlayRequest(bot_name=bot, game=games[seat], turn=turn, grace_ms=HANDOFF_GRACE_MS)
+            dpb.PlayRequest(
+                bot_name=bot,
+                game=games[seat],
+                turn=turn,
+                grace_ms=HANDOFF_GRACE_MS,
+                clock=req.clock,
+                wall_cap_ms=req.wall_cap_ms,
+            )
         )
         if resp.outcome == Outcome.DISCONNECTED or resp.arena_fault:
             why = "could not reach its store" if resp.arena_fault else f"bot {bot!r} disconnected"

@@ -18,6 +18,17 @@ from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
 Outcome = dpb.PlayResponse
+CLOCKS = {"wall": apb.CLOCK_WALL, "cpu": apb.CLOCK_CPU}
+"""A league's clock: ``wall`` charges a bot the time until its answer; ``cpu`` charges a hosted
+bot the CPU time its sandbox used (:mod:`engine_service.meters`), under a looser wall-clock cap."""
+WALL_CAP_TIMES = 3
+WALL_CAP_SLACK_MS = 2000
+
+
+def wall_cap_ms(move_time_ms: int, given: int = 0) -> int:
+    """On the CPU clock, the wall-clock time a turn may take at most: ``given`` if set, else three
+    times the move time and at least two seconds more than it (a bot waiting on nothing still ends)."""
+    return given or max(WALL_CAP_TIMES * move_time_ms, move_time_ms + WALL_CAP_SLACK_MS)
 
 
 @dataclass

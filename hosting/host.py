@@ -46,12 +46,14 @@ from bots.registry import make_bot
 from bots.sandbox import Limits, Sandbox, SandboxError, sweep_stale
 from bots.sdk import BotClient, parse_addresses
 from store.leagues import LeagueError, LeagueStore
+from store.sessions import internal_secret_sync
 from store.tokens import BotTokens, TokenError
 from store.versions import Version, Versions, split_version
 
 from . import preflight, sdk
 from .build import build, is_built, version_dir
 from .manifest import Manifest, ManifestError
+from .meter import CpuMeter, CpuTally
 from .runners import ClientRunner, HostedProgram, Runner, ServiceRunner
 
 log = logging.getLogger("tablanette.host")
@@ -116,6 +118,8 @@ class Host:
         """version -> times its program has ended while this host ran it."""
         self.pool = ThreadPoolExecutor(2, thread_name_prefix="host-job")
         self.stopping = threading.Event()
+        self.meter: CpuMeter | None = None
+        """The CPU time of the versions running here, offered to the engine replicas (leagues on the CPU clock)."""
 
     # ----------------------------------------------------------- the loop
 
@@ -127,6 +131,7 @@ class Host:
         if swept := sweep_stale():
             log.info("host %s: removed %d empty sandbox cgroup(s) a killed process left behind", self.name, swept)
         log.info("host %s: hosting under %s, arena at %s", self.name, self.root, self.address)
+        self.meter = CpuMeter(parse_addresses(self.address), lambda: internal_secret_sync(self.r, self.prefix), self.ca)
         try:
             while not self.stopping.is_set():
                 try:
@@ -148,6 +153,8 @@ class Host:
             self._stop_running(name)
             with contextlib.suppress(redis.RedisError):
                 self.versions.release(name, self.name)  # another host may take it at once
+        if self.meter is not None:
+            self.meter.close()
         shutil.rmtree(self.sdk, ignore_errors=True)
         with contextlib.suppress(OSError):  # a host that built nothing leaves nothing behind
             self.root.rmdir()
@@ -244,7 +251,9 @@ class Host:
         self.starts[name] = (now, ends + 1 if runner is not None else 0)
         self.runners.pop(name, None)
         try:
-            self.runners[name] = start()
+            self.runners[name] = started_now = start()
+            if self.meter is not None and started_now.cpu is not None:
+                self.meter.claim(name, started_now.cpu)
         except (ManifestError, OSError, SandboxError) as exc:  # e.g. its command is not on the machine
             log.error("host %s: cannot start %s: %s", self.name, name, exc)
             self.starts[name] = (now, ends + 1)  # tried again after the same pauses as a program that ends
@@ -256,6 +265,8 @@ class Host:
         """Stop it here, and retire its token (the next host to run it issues its own); not when the
         lease was lost: the token may then be the new holder's."""
         runner = self.runners.pop(name, None)
+        if self.meter is not None:
+            self.meter.release(name)
         if runner is not None:
             runner.stop()
             if retire_token:
@@ -298,10 +309,10 @@ class Host:
                 self.ca,
             )
 
-        running = Running()
+        running, cpu = Running(), CpuTally()
 
         def launcher() -> Sandbox:
-            return Sandbox(folder, limits, name, binds={str(self.sdk): "/sdk"}, env=sdk.ENV)
+            return cpu.add(Sandbox(folder, limits, name, binds={str(self.sdk): "/sdk"}, env=sdk.ENV))
 
         def program() -> Bot:
             return HostedProgram(manifest.run, name, launcher, evidence, running.add)
@@ -310,7 +321,7 @@ class Host:
             last = running.last()
             return list(last.stderr_tail) if last is not None else []
 
-        return ClientRunner(self._client(name, program, manifest.max_games), tail, running.stop_all)
+        return ClientRunner(self._client(name, program, manifest.max_games), tail, running.stop_all, cpu.seconds)
 
     # ----------------------------------------------------------- jobs
 

@@ -44,6 +44,9 @@ WITH_TOKEN = 'export TABLANETTE_TOKEN="$(cat /arena/token)" && exec "$@"'
 class Runner(Protocol):
     """A version (or reference bot) connected to the arena by this host."""
 
+    cpu: Callable[[], float] | None
+    """The CPU seconds its sandboxes have used so far (None: it runs in no sandbox, e.g. a reference bot)."""
+
     def stop(self) -> None: ...
     def alive(self) -> bool: ...
     @property
@@ -60,10 +63,15 @@ class ClientRunner:
     """A bot played by an SDK client on a thread of this process (reference bots, JSON-lines versions)."""
 
     def __init__(
-        self, client: BotClient, tail: Callable[[], list[str]] = list, on_stop: Callable[[], None] = lambda: None
+        self,
+        client: BotClient,
+        tail: Callable[[], list[str]] = list,
+        on_stop: Callable[[], None] = lambda: None,
+        cpu: Callable[[], float] | None = None,
     ) -> None:
         self.client = client
         self.tail = tail
+        self.cpu = cpu
         self.on_stop = on_stop
         """Stops what the bot started (a JSON-lines version's programs of games still going on)."""
         self.error = ""
@@ -158,6 +166,7 @@ class ServiceRunner:
         self.arena = Path(tempfile.mkdtemp(prefix="tablanette-arena-"))
         self.relay: Relay | None = None
         self.sandbox: Sandbox | None = None
+        self.cpu: Callable[[], float] | None = None
         try:
             self.arena.chmod(0o755)
             token_file = self.arena / "token"
@@ -170,6 +179,7 @@ class ServiceRunner:
             variables = {"TABLANETTE_ADDRESS": "unix:/arena/engine.sock", "TABLANETTE_BOT_NAME": name, **env}
             binds = {str(sdk): "/sdk", str(self.arena): "/arena"}
             self.sandbox = Sandbox(folder, limits, name, binds=binds, env=variables)
+            self.cpu = self.sandbox.cpu_seconds
             self.proc = subprocess.Popen(
                 self.sandbox.wrap(["/bin/sh", "-c", WITH_TOKEN, "sh", *argv]),
                 stdin=subprocess.DEVNULL,

@@ -43,6 +43,8 @@ end
 return added
 """
 ABSENT_ACTIONS = ("pause", "forfeit")
+CLOCKS = ("wall", "cpu")
+"""What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
 TROUBLE_FIELDS = ("status", "seats", "attempts", "interruptions", "first_error", "error", "interrupted", "waiting")
 STATUSES = ("created", "running", "waiting", "paused", "finished", "incomplete", "cancelled")
 """A league's status: ``waiting`` (only matches of absent bots are left, within the absence
@@ -101,6 +103,11 @@ class League:
     """Forfeits in the league (disconnects past the grace period) that put a bot in quarantine (0: never)."""
     preflight: str = ""
     """The hosted version (``bot@n``) this league checks before it may play rated games; empty: a rated league."""
+    clock: str = "wall"
+    """``wall``, or ``cpu``: a hosted bot is charged the CPU time its sandbox uses (a bot no host meters
+    stays on the wall clock); see :mod:`engine_service.meters`."""
+    wall_cap_ms: int = 0
+    """On the ``cpu`` clock, the wall-clock time a turn may take at most (0: three times the move time)."""
 
 
 @dataclass
@@ -174,6 +181,8 @@ class LeagueStore:
             raise LeagueError(f"league name {league.league_id!r} must be 1-64 letters, digits, '_', '.' or '-'")
         if league.format not in FORMATS:
             raise LeagueError(f"unknown format {league.format!r}; formats: {', '.join(FORMATS)}")
+        if league.clock not in CLOCKS:
+            raise LeagueError(f"unknown clock {league.clock!r}; one of: {', '.join(CLOCKS)}")
         if league.absent_action not in ABSENT_ACTIONS:
             raise LeagueError(f"unknown absent action {league.absent_action!r}; one of: {', '.join(ABSENT_ACTIONS)}")
         if not self.r.sadd(Keys(self.prefix).leagues, league.league_id):
@@ -204,6 +213,8 @@ class LeagueStore:
                 "quarantine_timeouts": league.quarantine_timeouts,
                 "quarantine_forfeits": league.quarantine_forfeits,
                 "preflight": league.preflight,
+                "clock": league.clock,
+                "wall_cap_ms": league.wall_cap_ms,
             },
         )
 
@@ -240,6 +251,8 @@ class LeagueStore:
             quarantine_timeouts=int(meta.get("quarantine_timeouts", 10)),
             quarantine_forfeits=int(meta.get("quarantine_forfeits", 3)),
             preflight=meta.get("preflight", ""),
+            clock=meta.get("clock", "wall"),
+            wall_cap_ms=int(meta.get("wall_cap_ms", 0)),
         )
 
     def delete(self, league_id: str) -> bool:

@@ -135,3 +135,10 @@ async def internal_secret(client: AsyncRedis, prefix: str) -> str:
     key = Keys(prefix).internal_secret
     await client.set(key, secrets.token_hex(24), nx=True)
     return text(await client.get(key))
+
+
+def internal_secret_sync(client: redis.Redis, prefix: str) -> str:
+    """:func:`internal_secret`, for a synchronous client (a bot host's CPU meter)."""
+    key = Keys(prefix).internal_secret
+    client.set(key, secrets.token_hex(24), nx=True)
+    return text(client.get(key))

@@ -39,7 +39,6 @@ import grpc
 from redis.asyncio import Redis as AsyncRedis
 
 from config import ArenaSettings
-from engine_service.rules import Rules
 from store.audit import AuditLog
 from store.client import connect, connect_async
 from store.codec import text
@@ -154,7 +153,7 @@ def _attempt(
     store.ledger.set_state(keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}", waiting="")
     league = store.load(keys.league)  # the one reader of a league's settings
     try:
-        outcome = asyncio.run(_run(settings, keys, match_id, league.rules, seed, seats, lease))
+        outcome = asyncio.run(_run(settings, keys, match_id, league, seed, seats, lease))
     except TimeoutError:  # the limit covers the longest possible match: only a stall gets here
         raise ArenaFault(f"stalled past the time limit of {settings.task_time_limit} s") from None
     conduct = [asdict(c) for c in outcome.conduct]
@@ -201,7 +200,7 @@ async def _run(
     settings: ArenaSettings,
     keys: LeagueKeys,
     match_id: str,
-    rules: Rules,
+    league: League,
     seed: str,
     seats: list[str],
     lease: MatchLease,
@@ -209,9 +208,16 @@ async def _run(
     """The match, cancelled at once if the lease is lost; arena errors become :class:`ArenaFault`."""
     aredis: AsyncRedis = connect_async(settings.redis_url, ride_out=True)
     tls_ca = Path(settings.tls_ca).read_bytes() if settings.tls_ca else None
-    runner = MatchRunner(aredis, settings.prefix, grace_ms=settings.grace_ms, tls_ca=tls_ca)
+    runner = MatchRunner(
+        aredis,
+        settings.prefix,
+        grace_ms=settings.grace_ms,
+        tls_ca=tls_ca,
+        clock=league.clock,
+        wall_cap_ms=league.wall_cap_ms,
+    )
     loop = asyncio.get_running_loop()
-    play = asyncio.ensure_future(runner.play(rules, seed, seats, f"{keys.league}/{match_id}"))
+    play = asyncio.ensure_future(runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}"))
 
     def stop_playing() -> None:  # called from the lease's thread
         loop.call_soon_threadsafe(play.cancel)

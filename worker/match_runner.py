@@ -31,7 +31,15 @@ from redis.asyncio import Redis
 from engine_service import convert
 from engine_service.dispatch import INTERNAL_METADATA
 from engine_service.rules import GameRecord, Match, Rules, match_record
-from engine_service.turns import Outcome, SeatConduct, apply_response, game_started, turn_message
+from engine_service.turns import (
+    CLOCKS,
+    Outcome,
+    SeatConduct,
+    apply_response,
+    game_started,
+    turn_message,
+    wall_cap_ms,
+)
 from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -79,9 +87,14 @@ class MatchRunner:
         grace_ms: int = 10_000,
         tls_ca: bytes | None = None,
         replica_matches: bool = True,
+        clock: str = "wall",
+        wall_cap_ms: int = 0,
     ) -> None:
-        """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn)."""
+        """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn);
+        ``clock`` and ``wall_cap_ms``: the league's clock (see :data:`engine_service.turns.CLOCKS`)."""
         self.redis = redis
+        self.clock = CLOCKS[clock]
+        self.wall_cap_ms = wall_cap_ms
         self.replica_matches = replica_matches
         self.registry = SessionRegistry(redis, prefix, ttl_ms=15_000)
         self.prefix = prefix
@@ -162,7 +175,9 @@ class MatchRunner:
         replica = replicas.pop() if len(replicas) == 1 else None
         if replica is None:
             return 0, None
-        request = dpb.PlayMatchRequest(game=game, seed=seed, bots=list(bots))
+        request = dpb.PlayMatchRequest(
+            game=game, seed=seed, bots=list(bots), clock=self.clock, wall_cap_ms=self._wall_cap(match)
+        )
         call = self._stub(replica).PlayMatch(request, metadata=await self._metadata())
         applied = 0
         try:
@@ -228,7 +243,14 @@ class MatchRunner:
                 replica = entry.replica if entry is not None else None
             if replica is not None:
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
-                req = dpb.PlayRequest(bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1))
+                req = dpb.PlayRequest(
+                    bot_name=bot,
+                    game=game,
+                    turn=turn,
+                    grace_ms=max(remaining_ms, 1),
+                    clock=self.clock,
+                    wall_cap_ms=self._wall_cap(match),
+                )
                 try:
                     resp: dpb.PlayResponse = await self._stub(replica).RequestPlay(req, metadata=metadata)
                 except grpc.aio.AioRpcError as exc:
@@ -247,6 +269,9 @@ class MatchRunner:
                     raise ReplicaUnreachable(arena_fault)
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
+
+    def _wall_cap(self, match: Match) -> int:
+        return wall_cap_ms(match.rules.move_time_ms, self.wall_cap_ms) if self.clock == apb.CLOCK_CPU else 0
 
     def _apply(self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> None:
         """Apply one turn's answer, from a replica's event or from RequestPlay."""

@@ -1,11 +1,19 @@
 from tablanette.v1 import game_pb2 as _game_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class Clock(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLOCK_WALL: _ClassVar[Clock]
+    CLOCK_CPU: _ClassVar[Clock]
+CLOCK_WALL: Clock
+CLOCK_CPU: Clock
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "play", "keepalive")
@@ -80,20 +88,22 @@ class Team(_message.Message):
     def __init__(self, seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Turn(_message.Message):
-    __slots__ = ("game_id", "turn_id", "observation", "legal_plays", "deadline_unix_ms", "time_left_ms")
+    __slots__ = ("game_id", "turn_id", "observation", "legal_plays", "deadline_unix_ms", "time_left_ms", "clock")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     LEGAL_PLAYS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     TIME_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     turn_id: int
     observation: _game_pb2.Observation
     legal_plays: _containers.RepeatedCompositeFieldContainer[_game_pb2.Play]
     deadline_unix_ms: int
     time_left_ms: int
-    def __init__(self, game_id: _Optional[str] = ..., turn_id: _Optional[int] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_plays: _Optional[_Iterable[_Union[_game_pb2.Play, _Mapping]]] = ..., deadline_unix_ms: _Optional[int] = ..., time_left_ms: _Optional[int] = ...) -> None: ...
+    clock: Clock
+    def __init__(self, game_id: _Optional[str] = ..., turn_id: _Optional[int] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_plays: _Optional[_Iterable[_Union[_game_pb2.Play, _Mapping]]] = ..., deadline_unix_ms: _Optional[int] = ..., time_left_ms: _Optional[int] = ..., clock: _Optional[_Union[Clock, str]] = ...) -> None: ...
 
 class PlayMove(_message.Message):
     __slots__ = ("game_id", "turn_id", "index", "play")

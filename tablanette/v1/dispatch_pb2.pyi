@@ -9,15 +9,47 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class MeterReport(_message.Message):
+    __slots__ = ("claim", "release", "ask_id", "used_us", "over", "unknown")
+    CLAIM_FIELD_NUMBER: _ClassVar[int]
+    RELEASE_FIELD_NUMBER: _ClassVar[int]
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    USED_US_FIELD_NUMBER: _ClassVar[int]
+    OVER_FIELD_NUMBER: _ClassVar[int]
+    UNKNOWN_FIELD_NUMBER: _ClassVar[int]
+    claim: _containers.RepeatedScalarFieldContainer[str]
+    release: _containers.RepeatedScalarFieldContainer[str]
+    ask_id: int
+    used_us: int
+    over: bool
+    unknown: bool
+    def __init__(self, claim: _Optional[_Iterable[str]] = ..., release: _Optional[_Iterable[str]] = ..., ask_id: _Optional[int] = ..., used_us: _Optional[int] = ..., over: _Optional[bool] = ..., unknown: _Optional[bool] = ...) -> None: ...
+
+class MeterAsk(_message.Message):
+    __slots__ = ("ask_id", "bot_name", "budget_us", "stop")
+    ASK_ID_FIELD_NUMBER: _ClassVar[int]
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    BUDGET_US_FIELD_NUMBER: _ClassVar[int]
+    STOP_FIELD_NUMBER: _ClassVar[int]
+    ask_id: int
+    bot_name: str
+    budget_us: int
+    stop: bool
+    def __init__(self, ask_id: _Optional[int] = ..., bot_name: _Optional[str] = ..., budget_us: _Optional[int] = ..., stop: _Optional[bool] = ...) -> None: ...
+
 class PlayMatchRequest(_message.Message):
-    __slots__ = ("game", "seed", "bots")
+    __slots__ = ("game", "seed", "bots", "clock", "wall_cap_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
+    WALL_CAP_MS_FIELD_NUMBER: _ClassVar[int]
     game: _arena_pb2.GameStarted
     seed: str
     bots: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., seed: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ...) -> None: ...
+    clock: _arena_pb2.Clock
+    wall_cap_ms: int
+    def __init__(self, game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., seed: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ...) -> None: ...
 
 class MatchEvents(_message.Message):
     __slots__ = ("events",)
@@ -40,19 +72,23 @@ class MatchEvent(_message.Message):
     def __init__(self, turn_id: _Optional[int] = ..., seat: _Optional[int] = ..., response: _Optional[_Union[PlayResponse, _Mapping]] = ..., handoff: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class PlayRequest(_message.Message):
-    __slots__ = ("bot_name", "game", "turn", "grace_ms")
+    __slots__ = ("bot_name", "game", "turn", "grace_ms", "clock", "wall_cap_ms")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
     GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
+    WALL_CAP_MS_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     game: _arena_pb2.GameStarted
     turn: _arena_pb2.Turn
     grace_ms: int
-    def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ...) -> None: ...
+    clock: _arena_pb2.Clock
+    wall_cap_ms: int
+    def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("outcome", "play", "rejected", "elapsed_ms", "arena_fault")
+    __slots__ = ("outcome", "play", "rejected", "elapsed_ms", "arena_fault", "cpu_metered", "cpu_us")
     class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         OUTCOME_UNSPECIFIED: _ClassVar[PlayResponse.Outcome]
@@ -68,12 +104,16 @@ class PlayResponse(_message.Message):
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     ELAPSED_MS_FIELD_NUMBER: _ClassVar[int]
     ARENA_FAULT_FIELD_NUMBER: _ClassVar[int]
+    CPU_METERED_FIELD_NUMBER: _ClassVar[int]
+    CPU_US_FIELD_NUMBER: _ClassVar[int]
     outcome: PlayResponse.Outcome
     play: _game_pb2.Play
     rejected: int
     elapsed_ms: int
     arena_fault: bool
-    def __init__(self, outcome: _Optional[_Union[PlayResponse.Outcome, str]] = ..., play: _Optional[_Union[_game_pb2.Play, _Mapping]] = ..., rejected: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., arena_fault: _Optional[bool] = ...) -> None: ...
+    cpu_metered: bool
+    cpu_us: int
+    def __init__(self, outcome: _Optional[_Union[PlayResponse.Outcome, str]] = ..., play: _Optional[_Union[_game_pb2.Play, _Mapping]] = ..., rejected: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., arena_fault: _Optional[bool] = ..., cpu_metered: _Optional[bool] = ..., cpu_us: _Optional[int] = ...) -> None: ...
 
 class EndGameRequest(_message.Message):
     __slots__ = ("bot_name", "game_over")

@@ -54,6 +54,11 @@ class DispatchStub:
                 request_serializer=tablanette_dot_v1_dot_dispatch__pb2.PlayMatchRequest.SerializeToString,
                 response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.MatchEvents.FromString,
                 _registered_method=True)
+        self.Meter = channel.stream_stream(
+                '/tablanette.v1.Dispatch/Meter',
+                request_serializer=tablanette_dot_v1_dot_dispatch__pb2.MeterReport.SerializeToString,
+                response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.MeterAsk.FromString,
+                _registered_method=True)
 
 
 class DispatchServicer:
@@ -95,6 +100,17 @@ class DispatchServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Meter(self, request_iterator, context):
+        """A bot host's CPU meter. The host names the bots whose sandboxes it runs
+        (claim, release); on a turn of one of them in a league on the CPU clock,
+        the replica asks it to watch that bot's CPU counters (a MeterAsk with a
+        budget) and, once the bot has answered, for the CPU time used (stop). The
+        host says as soon as the budget is spent (over).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DispatchServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -117,6 +133,11 @@ def add_DispatchServicer_to_server(servicer, server):
                     servicer.PlayMatch,
                     request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.PlayMatchRequest.FromString,
                     response_serializer=tablanette_dot_v1_dot_dispatch__pb2.MatchEvents.SerializeToString,
+            ),
+            'Meter': grpc.stream_stream_rpc_method_handler(
+                    servicer.Meter,
+                    request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.MeterReport.FromString,
+                    response_serializer=tablanette_dot_v1_dot_dispatch__pb2.MeterAsk.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -227,6 +248,33 @@ class Dispatch:
             '/tablanette.v1.Dispatch/PlayMatch',
             tablanette_dot_v1_dot_dispatch__pb2.PlayMatchRequest.SerializeToString,
             tablanette_dot_v1_dot_dispatch__pb2.MatchEvents.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Meter(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/tablanette.v1.Dispatch/Meter',
+            tablanette_dot_v1_dot_dispatch__pb2.MeterReport.SerializeToString,
+            tablanette_dot_v1_dot_dispatch__pb2.MeterAsk.FromString,
             options,
             channel_credentials,
             insecure,

@@ -199,12 +199,14 @@ class ObservedRunner(MatchRunner):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.answers: list[tuple[int, int]] = []  # (seat, PlayResponse.Outcome)
+        self.responses: list[tuple[int, dpb.PlayResponse]] = []
         self.changed = threading.Condition()
 
     def _apply(self, match: Any, seat: int, resp: dpb.PlayResponse, conduct: Any) -> None:
         super()._apply(match, seat, resp, conduct)
         with self.changed:
             self.answers.append((seat, resp.outcome))
+            self.responses.append((seat, resp))
             self.changed.notify_all()
 
     def wait_answers(self, n: int, seat: int | None = None, timeout: float = WAIT) -> None:
@@ -229,6 +231,7 @@ class MatchThread:
     game_id: str
     grace_ms: int = 10_000
     tls_ca: bytes | None = None
+    clock: str = "wall"
     runner_ready: threading.Event = field(default_factory=threading.Event)
     outcome: MatchOutcome | None = None
     error: BaseException | None = None
@@ -248,7 +251,7 @@ class MatchThread:
 
     async def _play(self) -> MatchOutcome:
         redis = Redis.from_url(REDIS_URL)
-        self.runner = ObservedRunner(redis, self.prefix, self.grace_ms, self.tls_ca)
+        self.runner = ObservedRunner(redis, self.prefix, self.grace_ms, self.tls_ca, clock=self.clock)
         self.runner_ready.set()
         try:
             return await self.runner.play(self.rules, self.seed, self.bots, self.game_id)
