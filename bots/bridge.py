@@ -49,8 +49,8 @@ def _cards(mask: int) -> list[str]:
     return format_cards(mask).split() if mask else []
 
 
-def turn_message(obs: Observation, time_left_ms: int) -> dict[str, Any]:
-    """The ``turn`` line for ``obs``: the seat's whole view, its legal plays, and its time."""
+def turn_message(obs: Observation, time_left_ms: int, clock: str = "wall") -> dict[str, Any]:
+    """The ``turn`` line for ``obs``: the seat's whole view, its legal plays, and its time (on ``clock``)."""
     return {
         "type": "turn",
         "seat": obs.seat,
@@ -71,6 +71,7 @@ def turn_message(obs: Observation, time_left_ms: int) -> dict[str, Any]:
         "stock_count": obs.stock_count,
         "legal_plays": [str(p) for p in obs.legal_plays],
         "time_left_ms": time_left_ms,
+        "clock": clock,
     }
 
 
@@ -153,12 +154,16 @@ class ProgramBot(Bot):
 
     def choose(self, observation: Observation, clock: Clock | None = None) -> Play:
         with self._lock:
-            remaining = clock.remaining() if clock is not None else 10.0
+            # On the CPU clock the program's CPU time is metered by its host, not here: its time left is
+            # the whole budget, and the bridge waits for its answer until the turn's wall-clock cap.
+            remaining = clock.wall_remaining() if clock is not None else 10.0
+            left = (clock.budget if clock.cpu else remaining) if clock is not None else remaining
             try:
                 program = self._running()
-                program.write_line(json.dumps(turn_message(observation, int(remaining * 1000))))
+                kind = "cpu" if clock is not None and clock.cpu else "wall"
+                program.write_line(json.dumps(turn_message(observation, int(left * 1000), kind)))
                 while True:
-                    line = program.read_line(clock.remaining() + LATE_S if clock is not None else remaining)
+                    line = program.read_line(clock.wall_remaining() + LATE_S if clock is not None else remaining)
                     if line is None:
                         self.owed += 1
                         raise BridgeError(f"{self.argv[0]} gave no answer within the turn's {remaining:.2f} s")

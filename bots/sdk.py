@@ -134,22 +134,36 @@ class Clock:
 
     In a league on the CPU clock (``cpu``: the turn's ``clock`` is ``CLOCK_CPU``, a
     hosted bot), the time left is CPU time: counted on this process's CPU clock,
-    so time spent waiting for a core is not counted, as the arena does not count it.
+    so time spent waiting for a core is not counted, as the arena does not count it;
+    ``cap_ms`` is then the wall-clock time the turn may take at most.
     """
 
-    __slots__ = ("cpu", "deadline")
+    __slots__ = ("budget", "cpu", "deadline", "wall_deadline")
 
-    def __init__(self, time_left_ms: int, received: float | None = None, cpu: bool = False) -> None:
+    def __init__(self, time_left_ms: int, received: float | None = None, cpu: bool = False, cap_ms: int = 0) -> None:
+        start = time.monotonic() if received is None else received
         self.cpu = cpu
-        now = time.process_time() if cpu else time.monotonic() if received is None else received
-        self.deadline = now + max(time_left_ms, 0) / 1000
+        self.budget = max(time_left_ms, 0) / 1000
+        self.deadline = (time.process_time() if cpu else start) + self.budget
+        self.wall_deadline = start + max(self.budget, cap_ms / 1000 if cpu else 0.0)
 
     def remaining(self) -> float:
         """Seconds left before this turn's deadline (0 once it has passed)."""
         return max(0.0, self.deadline - (time.process_time() if self.cpu else time.monotonic()))
 
+    def wall_remaining(self) -> float:
+        """Wall-clock seconds before the turn ends whatever is done: the deadline on the wall clock, the
+        wall-clock cap on the CPU clock (for a bot that waits on another process, as the bridge does)."""
+        return max(0.0, self.wall_deadline - time.monotonic())
+
     def __repr__(self) -> str:
         return f"Clock(remaining={self.remaining():.3f}s)"
+
+
+def _turn_clock(turn: apb.Turn, received: float) -> Clock:
+    if turn.clock != apb.CLOCK_CPU:
+        return Clock(turn.time_left_ms, received)
+    return Clock(turn.time_left_ms, received, cpu=True, cap_ms=int(turn.deadline_unix_ms - time.time() * 1000))
 
 
 def takes_clock(bot: Bot) -> bool:
@@ -395,7 +409,7 @@ class BotClient:
             )
         try:
             with info.lock:
-                outbox.put(self._answer(turn, info, Clock(turn.time_left_ms, received, turn.clock == apb.CLOCK_CPU)))
+                outbox.put(self._answer(turn, info, _turn_clock(turn, received)))
         except Exception:  # never lose a pool thread's error silently
             log.exception("%s: could not answer turn %d of game %s", self.name, turn.turn_id, turn.game_id)
 

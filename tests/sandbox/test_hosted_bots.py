@@ -6,6 +6,9 @@ Node.js and C++ examples through their gRPC SDKs, each submitted with
 `tablanette bot submit` from its folder as its README says, then a rated league
 of the hosted versions. Beside them, a version whose build fails and one whose
 program crashes: each says why, keeps its evidence, and never reaches a rated league.
+And two versions for the CPU clock, metered from their real cgroups: one that
+waits past a short move time (a bot held up by its neighbours' load uses no CPU
+while it waits) and one that spins past it.
 """
 
 from __future__ import annotations
@@ -30,6 +33,48 @@ import sys
 print("loading the opening book from /bot/book.bin", flush=True)
 sys.exit("RuntimeError: book.bin is corrupt")
 """
+
+
+CLOCK_BOT = """\
+import os, sys, time
+
+from bots import Bot
+from bots.sdk import BotClient
+
+SPIN = sys.argv[1] == "spin"
+
+
+class Slow(Bot):
+    name = "slow"
+
+    def choose(self, observation, clock=None):
+        if clock is not None and clock.remaining() < 1.0:  # a short move time: take longer than it
+            if SPIN:
+                end = time.process_time() + 0.5
+                while time.process_time() < end:
+                    pass
+            else:
+                time.sleep(0.5)
+        return observation.legal_plays[0]
+
+
+address, token = os.environ["TABLANETTE_ADDRESS"], os.environ["TABLANETTE_TOKEN"]
+BotClient(Slow, address, token, name=os.environ["TABLANETTE_BOT_NAME"], max_games=1).run_forever()
+"""
+
+
+def clock_folders(into: Path) -> dict[str, Path]:
+    """A bot that sleeps half a second on a short move time, and one that spins for half a CPU second."""
+    out = {}
+    for name in ("sleeper", "spinner"):
+        folder = into / name
+        folder.mkdir()
+        (folder / "bot.toml").write_text(
+            f'language = "python"\nprotocol = "grpc"\nrun = ["python3", "slow.py", "{name[:-4]}"]\n'
+        )
+        (folder / "slow.py").write_text(CLOCK_BOT)
+        out[name] = folder
+    return out
 
 
 def broken_folders(into: Path) -> dict[str, Path]:
@@ -60,6 +105,7 @@ def _hosted(work: Path) -> Iterator[tuple[Arena, dict[str, Version]]]:
         arena.start_workers(2)
         host = arena.spawn("host", [*CLI, "host", "--dir", str(work / "hosted"), "--address", f"127.0.0.1:{port}"])
         folders = {name: ROOT / folder for name, folder in EXAMPLES.items()} | broken_folders(work)
+        folders |= clock_folders(work)
         if not (ROOT / "bots/node/node_modules").is_dir():  # scripts/setup_test_deps.sh installs them
             del folders["nodebot"]
         for name, folder in folders.items():
@@ -147,3 +193,31 @@ def test_failed_versions_are_refused_by_rated_leagues_and_ready_ones_play_one(
     for record in records:
         verify_record(record)
         assert all(p.split("@")[0] in EXAMPLES and p.count("@") == 1 for p in record["players"]), record["players"]
+
+
+def test_a_cpu_clock_league_charges_hosted_bots_their_cpu_time_not_their_waits(
+    hosted: tuple[Arena, dict[str, Version]],
+) -> None:
+    """300 ms a move. On the CPU clock the sleeper (half a second of waiting a turn) loses no move and the
+    spinner (half a CPU second) loses every one, ended by its host's meter; on the wall clock both lose all."""
+    arena, got = hosted
+    assert got["sleeper"].state == got["spinner"].state == "ready", (got["sleeper"].note, got["spinner"].note)
+    results = LeagueResults(arena.redis, arena.prefix)
+    turns = 2 * 24  # two games of one deal: 24 plays a seat each
+    for clock in ("cpu", "wall"):
+        league = f"clock-{clock}"
+        rules = ["--rule", "move_time_ms=300", "--rule", "deals=1"]
+        made = arena.tablanette(
+            "league", "create", league, "--games", "2", "--clock", clock, *rules, "--quarantine-timeouts", "0"
+        )
+        assert made.returncode == 0, made.stdout + made.stderr
+        assert arena.tablanette("league", "add-bot", league, "sleeper@1", "spinner@1").returncode == 0
+        run = arena.tablanette("league", "start", league, timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr
+        rows = {row.bot: row for row in results.ladder(league)}
+        sleeper, spinner = rows["sleeper@1"], rows["spinner@1"]
+        assert sleeper.games == spinner.games == 2
+        assert spinner.timeouts == turns, spinner
+        assert sleeper.timeouts == (0 if clock == "cpu" else turns), (clock, sleeper)
+        for record in results.records(league):
+            verify_record(record)
