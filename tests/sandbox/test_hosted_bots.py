@@ -66,11 +66,11 @@ BotClient(Slow, address, token, name=os.environ["TABLANETTE_BOT_NAME"], max_game
 def clock_folders(into: Path) -> dict[str, Path]:
     """A bot that sleeps half a second on a short move time, and one that spins for half a CPU second."""
     out = {}
-    for name in ("sleeper", "spinner"):
+    for name, mode in (("sleeper", "sleep"), ("spinner", "spin")):
         folder = into / name
         folder.mkdir()
         (folder / "bot.toml").write_text(
-            f'language = "python"\nprotocol = "grpc"\nrun = ["python3", "slow.py", "{name[:-4]}"]\n'
+            f'language = "python"\nprotocol = "grpc"\nrun = ["python3", "slow.py", "{mode}"]\n'
         )
         (folder / "slow.py").write_text(CLOCK_BOT)
         out[name] = folder
