@@ -234,6 +234,11 @@ class LeagueKeys:
         return f"{self.base}:quarantine"
 
     @property
+    def lift_requests(self) -> str:
+        """Hash: bot -> JSON {message, at}: its owner asks for its quarantine to be lifted (until it is)."""
+        return f"{self.base}:lift-requests"
+
+    @property
     def absent(self) -> str:
         """Hash: bot -> unix time since when it has been seen not connected (the scheduler keeps it)."""
         return f"{self.base}:absent"

@@ -428,17 +428,46 @@ class LeagueStore:
 
     def quarantine(self, league_id: str, bot: str, reason: str, match_id: str = "") -> bool:
         """Take a bot out of scheduling with its reason; False if it was in quarantine already."""
+        keys = self.keys(league_id)
         entry = json.dumps({"reason": reason, "match": match_id, "at": round(time.time(), 3)})
-        return bool(self.r.hsetnx(self.keys(league_id).quarantine, bot, entry))
+        if not self.r.hsetnx(keys.quarantine, bot, entry):
+            return False
+        self.r.hdel(keys.lift_requests, bot)  # a request made before an earlier lift is not about this one
+        return True
 
     def lift(self, league_id: str, bot: str) -> bool:
         """Let a quarantined bot play again; False if it was not in quarantine."""
-        return bool(self.r.hdel(self.keys(league_id).quarantine, bot))
+        keys = self.keys(league_id)
+        pipe = self.r.pipeline()
+        pipe.hdel(keys.quarantine, bot)
+        pipe.hdel(keys.lift_requests, bot)
+        return bool(pipe.execute()[0])
+
+    def request_lift(self, league_id: str, bot: str, message: str) -> dict[str, Any] | None:
+        """The bot's owner asks the operator to lift its quarantine (the newest request replaces an older
+        one); None if it is not in quarantine there."""
+        keys = self.keys(league_id)
+        request = {"message": message, "at": round(time.time(), 3)}
+        pipe = self.r.pipeline()
+        pipe.hexists(keys.quarantine, bot)
+        pipe.hset(keys.lift_requests, bot, json.dumps(request))
+        if not pipe.execute()[0]:
+            self.r.hdel(keys.lift_requests, bot)
+            return None
+        return request
 
     def quarantined(self, league_id: str) -> dict[str, dict[str, Any]]:
-        """Bots in quarantine -> {reason, match, at}."""
-        raw = text_map(self.r.hgetall(self.keys(league_id).quarantine))
-        return {bot: json.loads(entry) for bot, entry in raw.items()}
+        """Bots in quarantine -> {reason, match, at, and lift_request: {message, at} if its owner asked}."""
+        keys = self.keys(league_id)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hgetall(keys.quarantine)
+        pipe.hgetall(keys.lift_requests)
+        raw, asked = (text_map(x) for x in pipe.execute())
+        held = {bot: json.loads(entry) for bot, entry in raw.items()}
+        for bot, request in asked.items():
+            if bot in held:
+                held[bot]["lift_request"] = json.loads(request)
+        return held
 
     # --------------------------------------------------------- who is here, who is gone
 
@@ -490,7 +519,8 @@ class LeagueStore:
             pipe.scard(keys.state_set(state))
         pipe.hgetall(keys.absent)
         pipe.hgetall(keys.quarantine)
-        raw, total, done, failed, running, queued, absent, quarantine = pipe.execute()
+        pipe.hgetall(keys.lift_requests)
+        raw, total, done, failed, running, queued, absent, quarantine, asked = pipe.execute()
         meta = text_map(raw)
         if not meta:
             raise LeagueError(f"no league named {league_id!r}")
@@ -499,6 +529,9 @@ class LeagueStore:
         st = LeagueStatus(league_id, meta["status"], total, done, failed, running, queued, started, finished)
         st.absent = {bot: float(since) for bot, since in text_map(absent).items()}
         st.quarantined = {bot: json.loads(entry)["reason"] for bot, entry in text_map(quarantine).items()}
+        for bot, request in text_map(asked).items():
+            if bot in st.quarantined:
+                st.quarantined[bot] += f" (its owner asks for a lift: {json.loads(request)['message']!r})"
         if started and done:
             st.rate = done / max((finished or time.time()) - started, 1e-6)
         return st

@@ -14,12 +14,14 @@ import redis
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from hosting.manifest import ManifestError
 from hosting.source import MAX_PACKED, SourceError
 from hosting.submit import from_archive
 from scheduler.ladder import LOS_TOP
+from store.audit import AuditLog
 from store.leagues import LeagueError
 from store.versions import VersionError
 from web import queries
@@ -226,11 +228,7 @@ def api_hosted_version(reads: ReadsDep, bot: str, number: int) -> JSONResponse:
     "with the bot's owner key as `Authorization: Bearer KEY`; answers the new version",
 )
 async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
-    key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-    if not key or not reads.versions.is_owner(bot, key):
-        raise HTTPException(
-            401, f"not {bot}'s owner key: send it as `Authorization: Bearer KEY` (`tablanette bot owner-key {bot}`)"
-        )
+    _check_owner(reads, bot, request)
     upload = bytearray()
     async for chunk in request.stream():
         upload.extend(chunk)
@@ -241,6 +239,41 @@ async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSO
     except (ManifestError, SourceError) as exc:
         raise HTTPException(422, str(exc)) from None
     return JSONResponse({**version.to_json(), "size": size}, status_code=201)
+
+
+def _check_owner(reads: Reads, bot: str, request: Request) -> None:
+    key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    if not key or not reads.versions.is_owner(bot, key):
+        raise HTTPException(
+            401, f"not {bot}'s owner key: send it as `Authorization: Bearer KEY` (`tablanette bot owner-key {bot}`)"
+        )
+
+
+class LiftRequest(BaseModel):
+    league: str = Field(description="The league the version is in quarantine in")
+    message: str = Field(min_length=1, max_length=2000, description="What the owner changed or why, for the operator")
+
+
+@api.post(
+    "/bots/{bot}/versions/{number}/lift-request",
+    tags=["hosted bots"],
+    status_code=201,
+    summary="The owner (Bearer owner key) asks the operator to lift a quarantine of this version: shown on its "
+    "page and in `tablanette league status`; 409 if it is not in quarantine in that league",
+)
+def api_lift_request(reads: ReadsDep, bot: str, number: int, body: LiftRequest, request: Request) -> JSONResponse:
+    _check_owner(reads, bot, request)
+    name = f"{bot}@{number}"
+    reads.versions.require(name)
+    if not reads.leagues.exists(body.league):
+        raise HTTPException(404, f"no league named {body.league!r}")
+    made = reads.leagues.request_lift(body.league, name, body.message.strip())
+    if made is None:
+        raise HTTPException(409, f"{name} is not in quarantine in league {body.league}")
+    AuditLog(reads.leagues.r, reads.leagues.prefix).record(
+        "lift_requested", league=body.league, bot=name, reason=body.message.strip()[:200]
+    )
+    return JSONResponse({"league": body.league, "bot": name, **made}, status_code=201)
 
 
 @api.get("/health", tags=["service"], summary="Liveness: answers ok when Redis answers")

@@ -173,3 +173,26 @@ def test_the_owner_submits_a_new_version_through_the_form(browser: Any, hosted_s
             '[data-testid="version-row"][data-version="sleepy@2"][data-state="ready"]', timeout=120_000
         )
         tab.screenshot("hosted-bot-submitted")
+
+
+def test_the_owner_asks_for_the_quarantine_to_be_lifted_from_the_versions_page(browser: Any, hosted_site: Site) -> None:
+    arena = hosted_site.arena
+    with open_tab(browser, hosted_site, DESKTOP) as tab:
+        page = tab.open("/bots/sleepy/versions/1")
+        flag = page.locator('[data-testid="quarantine"][data-league="rated"]')
+        flag.get_by_test_id("lift-message").fill("sleepy@2 no longer dawdles: it answers at once")
+        flag.get_by_test_id("lift-key").fill("tbo_not-the-key")
+        flag.get_by_test_id("lift-button").click()
+        page.wait_for_function("document.querySelector('[data-testid=lift-result]').textContent.startsWith('Not sent')")
+        assert "not sleepy's owner key" in tab.text("lift-result")
+        assert "lift_request" not in LeagueStore(arena.redis, arena.prefix).quarantined("rated")["sleepy@1"]
+        flag.get_by_test_id("lift-key").fill(OWNER_KEYS["sleepy"])
+        flag.get_by_test_id("lift-button").click()
+        page.wait_for_selector('[data-testid="lift-request"]')
+        shown = tab.text("lift-request")
+        assert shown.startswith("Its owner asked for a lift on") and "sleepy@2 no longer dawdles" in shown, shown
+        assert tab.testid("lift-form").count() == 0
+        tab.screenshot("hosted-version-lift-asked")
+    held = LeagueStore(arena.redis, arena.prefix).quarantined("rated")["sleepy@1"]
+    assert held["lift_request"]["message"] == "sleepy@2 no longer dawdles: it answers at once"
+    assert "its owner asks for a lift" in " ".join(hosted_site.cli("league", "status", "rated").split())

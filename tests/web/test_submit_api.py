@@ -1,4 +1,5 @@
-"""Submitting a hosted bot's new version through the JSON API: only its owner, only a sound archive."""
+"""A hosted bot's owner through the JSON API: new versions (only its owner, only a sound archive), and
+requests to lift a version's quarantine."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from web_kit import Site
 
 from cli.local import CLI, free_port
 from hosting.source import MAX_PACKED, pack
+from store.audit import AuditLog
+from store.leagues import LeagueStore
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +41,16 @@ def site_and_key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sit
 def post(site: Site, bot: str, body: bytes, key: str | None) -> tuple[int, dict[str, Any]]:
     headers = {"Content-Type": "application/gzip"} | ({"Authorization": f"Bearer {key}"} if key else {})
     req = urllib.request.Request(site.url(f"/api/bots/{bot}/versions"), data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as res:
+            return res.status, json.loads(res.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def post_json(site: Site, path: str, body: dict[str, str], key: str | None) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {key}"} if key else {})
+    req = urllib.request.Request(site.url(path), data=json.dumps(body).encode(), headers=headers, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=30) as res:
             return res.status, json.loads(res.read())
@@ -104,3 +117,36 @@ def test_garbage_and_oversized_uploads_are_refused(site_and_key: tuple[Site, str
     assert status == 413, body
     status, body = post(site, "nobody-here", tarball({"bot.toml": b'run = ["x"]'}), key)
     assert status == 401, body  # another bot's key (or none) never submits
+
+
+def test_the_owner_asks_for_a_lift_which_the_operator_sees_until_lifting_it(site_and_key: tuple[Site, str]) -> None:
+    site, key = site_and_key
+    arena = site.arena
+    site.cli("league", "create", "held")
+    leagues = LeagueStore(arena.redis, arena.prefix)
+    path = "/api/bots/perly/versions/1/lift-request"
+    ask = {"league": "held", "message": "fixed the slow opening search in perly@2"}
+    status, body = post_json(site, path, ask, key)
+    assert (status, body["detail"]) == (409, "perly@1 is not in quarantine in league held")
+    assert leagues.quarantine("held", "perly@1", "12 timeouts in match m1", "m1")
+    for wrong in (None, "tbo_not-the-key"):
+        status, body = post_json(site, path, ask, wrong)
+        assert status == 401 and "owner key" in body["detail"], body
+    assert post_json(site, path, {**ask, "league": "nope"}, key)[0] == 404
+    assert post_json(site, "/api/bots/perly/versions/99/lift-request", ask, key)[0] == 404
+    assert post_json(site, path, {**ask, "message": ""}, key)[0] == 422
+    assert post_json(site, path, {**ask, "message": "x" * 2001}, key)[0] == 422
+    assert "lift_request" not in leagues.quarantined("held")["perly@1"]  # nothing refused was kept
+
+    status, made = post_json(site, path, ask, key)
+    assert status == 201 and made["message"] == ask["message"] and made["bot"] == "perly@1", made
+    assert leagues.quarantined("held")["perly@1"]["lift_request"]["message"] == ask["message"]
+    shown = site.cli("league", "status", "held")
+    assert "perly@1 in quarantine: 12 timeouts in match m1 (its owner asks for a lift:" in " ".join(shown.split())
+    latest = AuditLog(arena.redis, arena.prefix).recent(1, kind="lift_requested")[0]
+    assert (latest["bot"], latest["league"]) == ("perly@1", "held")
+
+    site.cli("league", "lift", "held", "perly@1")
+    assert leagues.quarantined("held") == {}
+    assert leagues.quarantine("held", "perly@1", "3 forfeits in the league")  # a new quarantine: no old request
+    assert "lift_request" not in leagues.quarantined("held")["perly@1"]

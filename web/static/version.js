@@ -20,19 +20,68 @@
     document.getElementById("version-sub").textContent =
       `${m.language || "?"}, ${m.protocol}: runs ${m.run.join(" ")} · submitted ${TA.time(v.submitted)} · source ${v.source_hash.slice(0, 12)}` +
       (v.note ? ` · ${v.note}` : "");
-    const box = clear(document.getElementById("quarantines"));
-    for (const s of v.leagues.filter((s) => s.quarantine)) {
+    const box = document.getElementById("quarantines");
+    const held = v.leagues.filter((s) => s.quarantine);
+    const shown = JSON.stringify(held.map((s) => [s.league, s.quarantine]));
+    if (box.dataset.shown === shown) return; // keep a half-written request while the page refreshes
+    box.dataset.shown = shown;
+    clear(box);
+    for (const s of held) {
+      const q = s.quarantine;
       box.append(
         el(
-          "p",
+          "div",
           { class: "conduct-flag", "data-testid": "quarantine", "data-league": s.league },
-          `Quarantined in league ${s.league} since ${TA.time(s.quarantine.at)}: ${s.quarantine.reason}. `,
-          "Its matches there wait, never charged to its opponents. Submit a new version, or ask the operator to run ",
-          el("code", { text: `tablanette league lift ${s.league} ${name}` }),
-          ".",
+          el(
+            "p",
+            null,
+            `Quarantined in league ${s.league} since ${TA.time(q.at)}: ${q.reason}. `,
+            "Its matches there wait, never charged to its opponents. Submit a new version, or ask the operator to run ",
+            el("code", { text: `tablanette league lift ${s.league} ${name}` }),
+            ".",
+          ),
+          q.lift_request
+            ? el("p", { "data-testid": "lift-request" }, `Its owner asked for a lift on ${TA.time(q.lift_request.at)}: `, el("q", { text: q.lift_request.message }))
+            : liftForm(s.league),
         ),
       );
     }
+  }
+
+  // The owner asks the operator to lift a quarantine (with the owner key, as for a submission).
+  const KEY = `owner-key:${bot}`;
+  function liftForm(league) {
+    const key = el("input", { type: "password", autocomplete: "off", required: true, "data-testid": "lift-key" });
+    key.value = sessionStorage.getItem(KEY) || "";
+    const message = el("textarea", { rows: "2", maxlength: "2000", required: true, "data-testid": "lift-message", placeholder: "What you fixed, or why it should play again" });
+    const result = el("p", { class: "hint", "data-testid": "lift-result" });
+    const form = el(
+      "form",
+      { class: "submit-form", "data-testid": "lift-form" },
+      el("label", null, "Ask for a lift: ", message),
+      el("label", null, "Owner key ", key),
+      el("button", { type: "submit", "data-testid": "lift-button", text: "Ask the operator" }),
+      result,
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      result.textContent = "Sending…";
+      try {
+        const res = await fetch(urls.api(`/bots/${encodeURIComponent(bot)}/versions/${encodeURIComponent(number)}/lift-request`), {
+          method: "POST",
+          headers: { Authorization: `Bearer ${key.value.trim()}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ league, message: message.value }),
+        });
+        const body = await res.json().catch(() => ({}));
+        if (!res.ok) throw new Error(typeof body.detail === "string" ? body.detail : `${res.status} ${res.statusText}`);
+        sessionStorage.setItem(KEY, key.value.trim());
+        await refresh();
+      } catch (err) {
+        result.className = "conduct-flag";
+        result.textContent = `Not sent: ${err.message}`;
+      }
+    });
+    return form;
   }
 
   function renderLeagues(v) {
@@ -109,7 +158,7 @@
     host.append(v.build_log ? el("pre", { class: "output", "data-testid": "build-log", text: v.build_log }) : el("p", { class: "muted", text: "Not built yet." }));
   }
 
-  async function main() {
+  async function refresh() {
     try {
       const v = await TA.load(urls.api(`/bots/${encodeURIComponent(bot)}/versions/${encodeURIComponent(number)}`));
       renderHead(v);
@@ -121,6 +170,10 @@
     } catch (_) {
       for (const id of ["leagues", "faults", "output", "preflight", "build"]) clear(document.getElementById(id));
     }
+  }
+
+  async function main() {
+    await refresh();
     TA.ready();
   }
 
