@@ -13,6 +13,7 @@ from typing import Any
 import redis
 
 from engine_service.rules import GameRecord
+from engine_service.turns import wall_cap_ms
 from scheduler.ladder import fitted, los_matrix
 from scheduler.ladder import ladder as fitted_ladder
 from store.leagues import League, LeagueError, LeagueStore
@@ -72,6 +73,8 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
         "initial": league.initial,
         "bots": league.bots,
         "confidence": league.confidence,
+        "clock": league.clock,
+        "wall_cap_ms": wall_cap_ms(league.rules.move_time_ms, league.wall_cap_ms) if league.clock == "cpu" else None,
         "planner": reads.leagues.note(league_id),
         "progress": {
             **st.to_json(),

@@ -42,6 +42,7 @@
       fact("players", s.players + (s.teams && s.teams.some((t) => t.length > 1) ? " (partnerships)" : "")),
       fact("format", s.format),
       fact("games per pairing", s.games_per_pairing),
+      fact("clock", s.clock === "cpu" ? `CPU time (hosted bots; wall cap ${num(s.wall_cap_ms / 1000, 1)} s)` : "wall"),
       fact("bots", s.bots.length),
       fact("Elo K", num(s.k)),
       fact("initial", num(s.initial)),
