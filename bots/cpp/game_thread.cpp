@@ -132,7 +132,8 @@ void GameThread::PostTurn(const v1::Turn& turn, const v1::Rules& rules) {
     state_->tried.clear();
     state_->has_turn = true;
     state_->clock = Clock(turn.time_left_ms() > 0 ? turn.time_left_ms()
-                                                  : (turn.deadline_unix_ms() > 0 ? turn.deadline_unix_ms() - NowUnixMs() : 0));
+                                                  : (turn.deadline_unix_ms() > 0 ? turn.deadline_unix_ms() - NowUnixMs() : 0),
+                          Clock::Steady::now(), turn.clock() == tablanette::v1::CLOCK_CPU);
     state_->jobs.push_back(++state_->generation);
   }
   state_->cv.notify_one();

@@ -5,6 +5,8 @@
 // Run: ./build/tablanette-cpp-bot-selftest   (or: ctest --test-dir build)
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <ctime>
 #include <condition_variable>
 #include <functional>
 #include <initializer_list>
@@ -384,6 +386,19 @@ void CheckGameThreads() {
 
 int main() {
   const v1::Rules tablic = Tablic();
+
+  // A CLOCK_CPU turn's clock counts this process's CPU time, not the time it waits.
+  {
+    const Clock cpu(500, Clock::Steady::now(), true);
+    const Clock wall(500);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Check(cpu.RemainingMs() > 400, "a CPU clock does not run while the bot waits");
+    Check(wall.RemainingMs() <= 200, "a wall clock runs while the bot waits");
+    const std::clock_t start = std::clock();
+    volatile uint64_t spin = 0;
+    while ((std::clock() - start) * 1000 / CLOCKS_PER_SEC < 200) spin = spin + 1;
+    Check(cpu.RemainingMs() <= 300, "a CPU clock runs while the bot computes");
+  }
 
   // Card helpers.
   CheckEq(RankIndex("AS"), 0, "rank of AS");

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <set>
 #include <string>
@@ -33,20 +34,32 @@ namespace tablanette_bot {
 
 // The time left for one turn, from Turn.time_left_ms, on this machine's
 // steady clock (a wrong wall clock on either side does not matter). The
-// network's share of the way back is not taken off: keep a margin.
+// network's share of the way back is not taken off: keep a margin. On a
+// CLOCK_CPU turn (a hosted bot in a league on the CPU clock) it is the CPU
+// time left, counted with std::clock() (this process's CPU time), as the
+// arena counts the sandbox's CPU time.
 class Clock {
  public:
   using Steady = std::chrono::steady_clock;
-  explicit Clock(int64_t time_left_ms, Steady::time_point received = Steady::now())
-      : deadline_(received + std::chrono::milliseconds(time_left_ms > 0 ? time_left_ms : 0)) {}
+  explicit Clock(int64_t time_left_ms, Steady::time_point received = Steady::now(), bool cpu = false)
+      : budget_ms_(time_left_ms > 0 ? time_left_ms : 0),
+        deadline_(received + std::chrono::milliseconds(budget_ms_)),
+        cpu_start_(cpu ? std::clock() : static_cast<std::clock_t>(-1)) {}
   // Milliseconds left before the turn's deadline (0 once it has passed).
   int64_t RemainingMs() const {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Steady::now()).count();
+    int64_t left;
+    if (cpu_start_ != static_cast<std::clock_t>(-1)) {
+      left = budget_ms_ - static_cast<int64_t>((std::clock() - cpu_start_) * 1000 / CLOCKS_PER_SEC);
+    } else {
+      left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Steady::now()).count();
+    }
     return left > 0 ? left : 0;
   }
 
  private:
+  int64_t budget_ms_;
   Steady::time_point deadline_;
+  std::clock_t cpu_start_;
 };
 
 // One game's strategy (see the contract above).

@@ -175,7 +175,9 @@ function chooseIndex(legalPlays, rules, table, exclude, observation) {
 //   choose holds up the whole event loop, and so every game, while it runs.
 // - `clock.remainingMs()` is the time left for this turn, measured on this
 //   machine's monotonic clock from Turn.time_left_ms (the network's share of
-//   the way back is not taken off: keep a margin).
+//   the way back is not taken off: keep a margin). On a CLOCK_CPU turn (a
+//   hosted bot in a league on the CPU clock) it is the CPU time left, counted
+//   with process.cpuUsage(), as the arena counts the sandbox's CPU time.
 // - Per-game state: pass `newGame` instead of `choose`. It is called once per
 //   game, when the game starts (or at its first Turn if GameStarted was
 //   missed, e.g. after a reconnect; `rules` is then null), with
@@ -187,14 +189,20 @@ function chooseIndex(legalPlays, rules, table, exclude, observation) {
 //   is legal_plays[0], the engine's own timeout play) and logs why: a bug
 //   costs a move, never the connection.
 
-/** The time left for one turn, from Turn.time_left_ms, on the monotonic clock. */
+/** The time left for one turn, from Turn.time_left_ms: on the monotonic clock, or (cpu) this process's CPU time. */
 class Clock {
-  constructor(timeLeftMs, receivedAt = performance.now()) {
-    this.deadline = receivedAt + Math.max(Number(timeLeftMs) || 0, 0);
+  constructor(timeLeftMs, receivedAt = performance.now(), cpu = false) {
+    this.budget = Math.max(Number(timeLeftMs) || 0, 0);
+    this.deadline = receivedAt + this.budget;
+    this.cpuStart = cpu ? process.cpuUsage() : null;
   }
 
   /** Milliseconds left before this turn's deadline (0 once it has passed). */
   remainingMs() {
+    if (this.cpuStart) {
+      const used = process.cpuUsage(this.cpuStart);
+      return Math.max(0, this.budget - (used.user + used.system) / 1000);
+    }
     return Math.max(0, this.deadline - performance.now());
   }
 }
@@ -652,7 +660,7 @@ class ArenaBot {
       table: obs.table || [],
       observation: obs,
       deadline: Number(turn.deadline_unix_ms) || 0,
-      clock: new Clock(turnTimeMs(turn)),
+      clock: new Clock(turnTimeMs(turn), performance.now(), turn.clock === 'CLOCK_CPU'),
       tried: new Set(),
     };
     g.turns += 1;

@@ -621,6 +621,20 @@ check('session: ABORTED, ALREADY_EXISTS and RESOURCE_EXHAUSTED reconnect (and wa
   }
 });
 
+check('clock: a CLOCK_CPU turn counts this process\'s CPU time, not the time it waits', async () => {
+  const cpu = new Clock(500, performance.now(), true);
+  const wall = new Clock(500, performance.now());
+  await new Promise((resolve) => setTimeout(resolve, 300)); // waiting: no CPU time
+  assert.ok(cpu.remainingMs() > 400, `cpu clock ran while waiting: ${cpu.remainingMs()}`);
+  assert.ok(wall.remainingMs() <= 200, `wall clock did not run: ${wall.remainingMs()}`);
+  const start = process.cpuUsage();
+  for (;;) { // computing: 200 ms of CPU time
+    const used = process.cpuUsage(start);
+    if (used.user + used.system >= 200_000) break;
+  }
+  assert.ok(cpu.remainingMs() <= 300, `cpu clock did not run while computing: ${cpu.remainingMs()}`);
+});
+
 (async () => {
   for (const [name, fn] of checks) {
     await fn();
