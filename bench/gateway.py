@@ -47,15 +47,20 @@ from worker.match_runner import MatchRunner  # noqa: E402
 
 
 async def bench_moves(
-    arena: Arena, port: int, matches: int, replica_matches: bool = True, bots: tuple[str, str] = ("bench-a", "bench-b")
+    arena: Arena,
+    port: int,
+    matches: int,
+    replica_matches: bool = True,
+    bots: tuple[str, str] = ("bench-a", "bench-b"),
+    clock: str = "wall",
 ) -> tuple[float, int]:
-    """Seconds and moves for ``matches`` one-deal matches between ``bots``."""
+    """Seconds and moves for ``matches`` one-deal matches between ``bots`` (on the league clock ``clock``)."""
     from redis.asyncio import Redis
 
     redis = Redis.from_url(REDIS_URL)
-    runner = MatchRunner(redis, arena.prefix, replica_matches=replica_matches)
+    runner = MatchRunner(redis, arena.prefix, replica_matches=replica_matches, clock=clock)
     moves = 0
-    tag = ("replica" if replica_matches else "turns") + "/" + bots[0]
+    tag = ("replica" if replica_matches else "turns") + "/" + bots[0] + "/" + clock
     try:
         await runner.play(Rules.preset("tablic", deals=1), "warm-up", list(bots), f"bench/{tag}/warm")
         start = time.perf_counter()
