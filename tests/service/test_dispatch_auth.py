@@ -45,6 +45,8 @@ def test_dispatch_without_the_secret_is_permission_denied(engine: Engine, dispat
         lambda md: dispatch.EndGame(
             dpb.EndGameRequest(bot_name=bot, game_over=apb.GameOver(game_id="rogue/1")), metadata=md, timeout=5
         ),
+        # a rogue "host" claiming to meter a bot's CPU time (so as to time it out, or to never do so)
+        lambda md: list(dispatch.Meter(iter([dpb.MeterReport(claim=[bot])]), metadata=md, timeout=5)),
     ]
     for call in attempts:
         for metadata in ((), ((INTERNAL_METADATA, "guess"),), ((INTERNAL_METADATA, ""),), (("x-other", "1"),)):
