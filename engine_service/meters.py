@@ -117,7 +117,8 @@ class Meters:
                     del self.by_bot[bot]
             for watch in stream.watches.values():
                 watch.settle(None)
-            log.info("the CPU meter from %s left (it metered %d bots)", peer, len(stream.bots))
+            metered = ", ".join(sorted(stream.bots)[:10]) + (" ..." if len(stream.bots) > 10 else "")
+            log.info("the CPU meter from %s left (it metered: %s)", peer, metered or "no bot")
 
     async def _read(self, reports: AsyncIterator[dpb.MeterReport], stream: MeterStream) -> None:
         first = True

@@ -6,7 +6,9 @@ against a gRPC bot; mid-league, the host running it is killed with SIGKILL (its
 sandboxed programs die with it). The other host must take the version over once
 the lease runs out and have it back within the engine's grace period: the league
 then finishes by itself with every match counted once, every record verified,
-and no forfeit, timeout or illegal play charged to the hosted bot.
+and no forfeit, timeout or illegal play charged to the hosted bot. The league is
+on the CPU clock, so the killed host's meter goes away too (mid-turn, the turn
+runs on under the wall-clock cap) and the other host's takes over.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def work() -> Iterator[Path]:
 def test_a_killed_hosts_versions_are_taken_over_and_their_games_go_on(work: Path) -> None:
     arena = new_arena("failover", work / "arena")
     try:
-        _, port = arena.start_engine()
+        engine, port = arena.start_engine()
         arena.start_workers(2)
         arena.start_python_bot("greedy", "rival", arena.add_bot("rival"), port, "--think-ms", "20")
         hosts = {
@@ -49,7 +51,7 @@ def test_a_killed_hosts_versions_are_taken_over_and_their_games_go_on(work: Path
         assert done.returncode == 0, done.stdout + done.stderr
         versions, leagues = Versions(arena.redis, arena.prefix), LeagueStore(arena.redis, arena.prefix)
         for cmd in (
-            ["league", "create", "failover", "--games", "12"],
+            ["league", "create", "failover", "--games", "12", "--clock", "cpu"],
             ["league", "add-bot", "failover", "perly@1", "rival"],
         ):
             created = arena.tablanette(*cmd)
@@ -80,6 +82,7 @@ def test_a_killed_hosts_versions_are_taken_over_and_their_games_go_on(work: Path
         assert len(records) == 12
         for record in records:
             verify_record(record)
+        assert "left (it metered: perly@1)" in engine.text()  # the killed host's meter went with it
         print(f"host killed: perly@1 back through the other host after {back_s:.1f} s")
     finally:
         arena.close()
