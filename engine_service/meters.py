@@ -71,9 +71,6 @@ class Meters:
         self.by_bot: dict[str, MeterStream] = {}
         self._ids = itertools.count(1)
 
-    def metered(self, bot: str) -> bool:
-        return bot in self.by_bot
-
     def watch(self, bot: str, budget_s: float) -> Watch | None:
         """Start watching ``bot``'s CPU time with a budget of ``budget_s``; None if no host meters it."""
         stream = self.by_bot.get(bot)
