@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench.gateway import bench_pingpong, start_pingpong  # noqa: E402
 from bench.kit import temp_arena  # noqa: E402
 from cli.local import LocalArena as Arena  # noqa: E402
+from store.codec import text  # noqa: E402
 from store.keys import Keys  # noqa: E402
 
 
@@ -47,7 +48,7 @@ def bench_league(arena: Arena, bots: list[str], games: int, name: str = "bench")
     _cli(arena, "league", "add-bot", name, *bots)
     _cli(arena, "league", "start", name, "--window", "0")
     keys = Keys(arena.prefix).league(name)
-    ids = [m.decode() for m in arena.redis.lrange(keys.plan, 0, -1)]
+    ids = [text(m) for m in arena.redis.lrange(keys.plan, 0, -1)]
     queued = [float(arena.redis.hget(keys.match(m), "queued_at") or 0) for m in ids]
     finished = [float(arena.redis.hget(keys.match(m), "finished_at") or 0) for m in ids]
     elapsed = max(finished) - min(queued)  # first enqueue to last commit, CLI start-up excluded
