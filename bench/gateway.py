@@ -111,7 +111,10 @@ def main() -> None:
     blocks, matches, pings = (2, 2, 300) if args.quick else (6, 4, 1000)
 
     arena = temp_arena("gateway")
-    replica, turns, raw, ping = [], [], [], []
+    replica: list[float] = []
+    turns: list[float] = []
+    raw: list[float] = []
+    ping: list[float] = []
     moves = 0
     try:
         _, port = arena.start_engine()
@@ -127,7 +130,7 @@ def main() -> None:
         echo = start_pingpong(arena)
         for _ in range(blocks):
             for out, kw in ((replica, {}), (turns, {"replica_matches": False}), (raw, {"bots": raw_bots})):
-                seconds, n = asyncio.run(bench_moves(arena, port, matches, **kw))  # type: ignore[arg-type]
+                seconds, n = asyncio.run(bench_moves(arena, port, matches, **kw))
                 out.append(seconds / n)
                 moves += n
             ping.append(asyncio.run(bench_pingpong(echo, pings, 600)) / pings)
