@@ -5,7 +5,9 @@ One loop, every ``POLL_S``, over every hosted version in Redis:
 - a version *submitted* (or left *building* by a host that died) is built
   (:mod:`hosting.build`), then goes to *preflight*, or to *build-failed* with the
   build's log and why;
-- a version in *preflight*, or *ready* and in a league not yet over, is run:
+- a version in *preflight*, or *ready* and in a league not yet over, is built
+  here if it is not yet (even while another host runs it: a standby build, so a
+  takeover never waits for a build) and run:
   connected to the arena under its own name ``bot@n`` with a token this host
   issues when it starts it (and retires when it stops it); a version in
   *preflight* also has its preflight league fed (:mod:`hosting.preflight`) and is
@@ -204,8 +206,11 @@ class Host:
             if not is_built(self.root, name, v.source_hash):
                 if self.unbuildable.get(name, 0.0) > time.monotonic():
                     return
-                if self.versions.claim(name, self.name, self.lease_s):
-                    self.jobs["build", name] = self.pool.submit(self._build, name, False)
+                # Built here even while another host runs it (a standby build): should that host die,
+                # this one runs the version as soon as its lease runs out, not after a build that may
+                # outlast the engine's grace period. The lease is taken only if nobody holds it.
+                self.versions.claim(name, self.name, self.lease_s)
+                self.jobs["build", name] = self.pool.submit(self._build, name, False)
                 return
             self._keep(name, lambda: self._start_version(v))
             if v.state == "preflight" and name in self.runners and ("preflight", name) not in self.jobs:
