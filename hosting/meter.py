@@ -52,7 +52,7 @@ class CpuTally:
 
     def seconds(self) -> float:
         with self._lock:
-            total, still = self._closed_s, []
+            still = []
             for box in self._running:
                 if box.closed:
                     self._closed_s += box.cpu_seconds()
