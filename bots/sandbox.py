@@ -24,8 +24,10 @@ command line, explains an exit, and removes its cgroup when the run is over.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -141,7 +143,7 @@ class Sandbox:
         self.writable = writable
         self.binds = dict(binds or {})
         self.env = dict(env or {})
-        self.id = f"{name}-{secrets.token_hex(4)}".replace("@", "_")
+        self.id = f"{name}-{secrets.token_hex(4)}-{owner_tag()}".replace("@", "_")
         self.version = cgroup_version()
         self._closed_cpu: float | None = None
         self.groups = self._make_cgroups()
@@ -278,11 +280,56 @@ class Sandbox:
 _SIGNALS = {s.value for s in signal.Signals}
 
 
+def owner_tag() -> str:
+    """This process, as the owner of the run cgroups it makes: ``o<pid namespace>.<pid>.<start time>``.
+
+    The start time tells a dead owner from a new process that got its pid; the namespace keeps a
+    sweep from judging the owners of another pid namespace (a container), whose pids it cannot see.
+    """
+    return _owner_tag(os.getpid())  # by pid: a forked child is an owner of its own
+
+
+@functools.cache
+def _owner_tag(pid: int) -> str:
+    return f"o{_pid_namespace()}.{pid}.{_start_time(pid)}"
+
+
+_OWNER = re.compile(r"-o(\d+)\.(\d+)\.(\d+)$")
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
+
+
+def _start_time(pid: int) -> int:
+    """When ``pid`` started (clock ticks since boot); 0 if there is no such process."""
+    stat = _read(Path(f"/proc/{pid}/stat"))
+    try:
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _owner_gone(group: Path) -> bool:
+    """The run's owner (a host, a bridge) is dead, in this pid namespace: what is left in it is a ghost."""
+    m = _OWNER.search(group.name)
+    if m is None or int(m.group(1)) != _pid_namespace():
+        return False
+    pid, started = int(m.group(2)), int(m.group(3))
+    return _start_time(pid) != started
+
+
 def sweep_stale(min_age_s: float = 60.0) -> int:
-    """Remove the empty run cgroups older than ``min_age_s`` that a killed process left behind (a run
+    """Remove the run cgroups older than ``min_age_s`` that a killed process left behind (a run
     removes its own when it closes; one killed with SIGKILL cannot). Returns how many were removed.
 
-    Only empty ones, and only old ones: a run fills its cgroup as soon as it makes it.
+    An empty one goes. One that still holds processes goes too (its processes killed first) when
+    its owner, named in the cgroup's name (:func:`owner_tag`), is dead: a program that outlived its
+    host (killed during the sandbox's own set-up, it can miss its parent's death) plays for nobody.
+    Only old ones: a run fills its cgroup as soon as it makes it.
     """
     version = cgroup_version()
     if version is None:
@@ -297,13 +344,20 @@ def sweep_stale(min_age_s: float = 60.0) -> int:
     for base in dict.fromkeys(bases):
         for group in base.glob("*"):
             try:
-                if (
-                    group.is_dir()
-                    and now - group.stat().st_mtime > min_age_s
-                    and not _read(group / "cgroup.procs").strip()
-                ):
-                    group.rmdir()
-                    removed += 1
+                if not group.is_dir() or now - group.stat().st_mtime <= min_age_s:
+                    continue
+                left = _read(group / "cgroup.procs").split()
+                if left and not _owner_gone(group):
+                    continue
+                for pid in left:  # an owner that is gone cannot stop them: they go with their cgroup
+                    with contextlib.suppress(ProcessLookupError, ValueError):
+                        os.kill(int(pid), signal.SIGKILL)
+                for _ in range(50):
+                    if not _read(group / "cgroup.procs").strip():
+                        break
+                    time.sleep(0.02)
+                group.rmdir()
+                removed += 1
             except OSError:  # in use again, or gone meanwhile
                 continue
     return removed

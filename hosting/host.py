@@ -75,6 +75,8 @@ PREFLIGHT_ENDINGS = 3
 """Times a version's program may end during its preflight before the preflight stops (and fails)."""
 UNBUILDABLE_S = 600.0
 """How long a host leaves a version it failed to build locally (built fine elsewhere) to other hosts."""
+SWEEP_EVERY_S = 60.0
+"""How often a host sweeps the sandbox cgroups that dead owners left (any host's, bridges' too)."""
 SERVICE_CPU_S = 7 * 24 * 3600
 """A gRPC version's CPU-time limit: it runs for as long as it is hosted (its CPU share is what limits it)."""
 
@@ -120,6 +122,7 @@ class Host:
         """version -> times its program has ended while this host ran it."""
         self.pool = ThreadPoolExecutor(2, thread_name_prefix="host-job")
         self.stopping = threading.Event()
+        self.swept_at = 0.0
         self.meter: CpuMeter | None = None
         """The CPU time of the versions running here, offered to the engine replicas (leagues on the CPU clock)."""
 
@@ -130,8 +133,7 @@ class Host:
         self.root.mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)  # the sandbox's user must reach the versions' folders
         sdk.stage(self.sdk)
-        if swept := sweep_stale():
-            log.info("host %s: removed %d empty sandbox cgroup(s) a killed process left behind", self.name, swept)
+        self._sweep()
         log.info("host %s: hosting under %s, arena at %s", self.name, self.root, self.address)
         self.meter = CpuMeter(parse_addresses(self.address), lambda: internal_secret_sync(self.r, self.prefix), self.ca)
         try:
@@ -175,6 +177,8 @@ class Host:
                 raise
             except Exception:  # one version's trouble must not stop the others (nor the host)
                 log.exception("host %s: could not tend %s", self.name, version.name)
+        if time.monotonic() - self.swept_at >= SWEEP_EVERY_S:
+            self._sweep()
         if time.monotonic() - self.output_at >= OUTPUT_EVERY_S:
             self.output_at = time.monotonic()
             self._keep_output()
@@ -183,6 +187,12 @@ class Host:
                 del self.jobs[key]
                 if exc := job.exception():
                     log.error("host %s: the %s of %s failed: %r", self.name, *key, exc)
+
+    def _sweep(self) -> None:
+        """Remove the sandbox cgroups a killed process left behind, and kill what outlived its owner."""
+        self.swept_at = time.monotonic()
+        if swept := sweep_stale():
+            log.info("host %s: removed %d sandbox cgroup(s) a killed process left behind", self.name, swept)
 
     def _keep_output(self) -> None:
         """Write each running version's latest output to its version (when it changed)."""

@@ -4,13 +4,15 @@ why, and leaves nothing behind; a good one is kept read-only and is not built tw
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_harness import readable_folder
+from arena_harness import ROOT, readable_folder
 
 from bots.sandbox import Limits, Sandbox, sweep_stale, unavailable
 from hosting import build as builds
@@ -82,3 +84,46 @@ def test_the_cgroups_a_killed_run_leaves_behind_are_swept_once_empty(root: Path)
         time.sleep(0.05)
     assert sweep_stale(min_age_s=0) >= 1
     assert not any(g.exists() for g in groups)
+
+
+GHOST_OWNER = """\
+import subprocess, sys
+from pathlib import Path
+from bots.sandbox import Limits, Sandbox
+
+box = Sandbox(sys.argv[1], Limits(), "ghost")
+# What a program killed during the sandbox's own set-up can become: alive in the run's cgroup, but not
+# bound to die with its owner. (A sandboxed program dies with its owner; this one is put there by hand.)
+quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+ghost = subprocess.Popen(["sleep", "300"], start_new_session=True, **quiet)
+for procs in box._procs_files():
+    Path(procs).write_text(str(ghost.pid))
+print(ghost.pid, box.groups["pids"], flush=True)
+"""
+
+
+def test_a_program_that_outlived_its_owner_is_killed_and_its_cgroup_swept(root: Path) -> None:
+    folder = root / "prog"
+    folder.mkdir(mode=0o755)
+    owner = subprocess.run(
+        [sys.executable, "-c", GHOST_OWNER, str(folder)], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+    assert owner.returncode == 0, owner.stderr  # the owner is gone now, its run's cgroup not closed
+    pid_text, group_text = owner.stdout.split()
+    ghost, group = int(pid_text), Path(group_text)
+    assert group.exists() and str(ghost) in (group / "cgroup.procs").read_text()
+    live = Sandbox(folder, Limits(), "alive")  # a run whose owner (this process) is alive
+    proc = subprocess.Popen(live.wrap(["sh", "-c", "echo up && exec sleep 60"]), stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+        assert sweep_stale(min_age_s=0) >= 1
+        assert not group.exists()
+        with pytest.raises(ProcessLookupError):
+            for _ in range(100):
+                os.kill(ghost, 0)  # gone (a zombie of ours it is not: it was the owner's child)
+                time.sleep(0.05)
+        assert all(g.exists() for g in live.groups.values()) and proc.poll() is None  # its owner lives: kept
+    finally:
+        proc.kill()
+        proc.wait()
+        live.close()
