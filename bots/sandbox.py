@@ -319,7 +319,7 @@ def _owner_gone(group: Path) -> bool:
     if m is None or int(m.group(1)) != _pid_namespace():
         return False
     pid, started = int(m.group(2)), int(m.group(3))
-    return _start_time(pid) != started
+    return started != 0 and _start_time(pid) != started  # 0: its owner could not tell its start time
 
 
 def sweep_stale(min_age_s: float = 60.0) -> int:
