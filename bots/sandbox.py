@@ -33,7 +33,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -262,19 +262,7 @@ class Sandbox:
         if self._closed_cpu is not None:
             return
         self._closed_cpu = self.cpu_seconds()
-        for _ in range(50):
-            left = [int(p) for f in self._procs_files() for p in _read(Path(f)).split()]
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            groups = sorted(set(self.groups.values()), reverse=True)
-            try:
-                for group in groups:
-                    if group.exists():
-                        group.rmdir()
-                return
-            except OSError:  # still busy: its processes are exiting
-                time.sleep(0.02)
+        _empty_and_remove(self.groups.values())
 
 
 _SIGNALS = {s.value for s in signal.Signals}
@@ -346,21 +334,32 @@ def sweep_stale(min_age_s: float = 60.0) -> int:
             try:
                 if not group.is_dir() or now - group.stat().st_mtime <= min_age_s:
                     continue
-                left = _read(group / "cgroup.procs").split()
-                if left and not _owner_gone(group):
+                if _read(group / "cgroup.procs").strip() and not _owner_gone(group):
                     continue
-                for pid in left:  # an owner that is gone cannot stop them: they go with their cgroup
-                    with contextlib.suppress(ProcessLookupError, ValueError):
-                        os.kill(int(pid), signal.SIGKILL)
-                for _ in range(50):
-                    if not _read(group / "cgroup.procs").strip():
-                        break
-                    time.sleep(0.02)
-                group.rmdir()
-                removed += 1
-            except OSError:  # in use again, or gone meanwhile
+                # an owner that is gone cannot stop what is left: it goes with its cgroup
+                if _empty_and_remove([group]):
+                    removed += 1
+            except OSError:  # gone meanwhile
                 continue
     return removed
+
+
+def _empty_and_remove(groups: Iterable[Path]) -> bool:
+    """Kill every process left in ``groups`` and remove them, trying again (for about a second) while
+    the processes exit; False if some group is still there."""
+    ordered = sorted(set(groups), reverse=True)
+    for _ in range(50):
+        for pid in [p for group in ordered for p in _read(group / "cgroup.procs").split()]:
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
+        try:
+            for group in ordered:
+                if group.exists():
+                    group.rmdir()
+            return True
+        except OSError:  # still busy: its processes are exiting
+            time.sleep(0.02)
+    return False
 
 
 def _write(path: Path, value: str, optional: bool = False) -> None:
