@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -462,12 +462,7 @@ class LeagueStore:
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(keys.quarantine)
         pipe.hgetall(keys.lift_requests)
-        raw, asked = (text_map(x) for x in pipe.execute())
-        held = {bot: json.loads(entry) for bot, entry in raw.items()}
-        for bot, request in asked.items():
-            if bot in held:
-                held[bot]["lift_request"] = json.loads(request)
-        return held
+        return _held(*pipe.execute())
 
     # --------------------------------------------------------- who is here, who is gone
 
@@ -528,10 +523,23 @@ class LeagueStore:
         finished = float(meta["finished_at"]) if "finished_at" in meta else None
         st = LeagueStatus(league_id, meta["status"], total, done, failed, running, queued, started, finished)
         st.absent = {bot: float(since) for bot, since in text_map(absent).items()}
-        st.quarantined = {bot: json.loads(entry)["reason"] for bot, entry in text_map(quarantine).items()}
-        for bot, request in text_map(asked).items():
-            if bot in st.quarantined:
-                st.quarantined[bot] += f" (its owner asks for a lift: {json.loads(request)['message']!r})"
+        st.quarantined = {bot: _with_request(entry) for bot, entry in _held(quarantine, asked).items()}
         if started and done:
             st.rate = done / max((finished or time.time()) - started, 1e-6)
         return st
+
+
+def _held(quarantine: Mapping[Any, Any], requests: Mapping[Any, Any]) -> dict[str, dict[str, Any]]:
+    """Bots in quarantine -> {reason, match, at, and lift_request if their owner asked}, from the two hashes."""
+    held = {bot: json.loads(entry) for bot, entry in text_map(quarantine).items()}
+    for bot, request in text_map(requests).items():
+        if bot in held:  # a request outlives its quarantine only for the moment a lift takes
+            held[bot]["lift_request"] = json.loads(request)
+    return held
+
+
+def _with_request(entry: dict[str, Any]) -> str:
+    """A quarantine's reason, with its owner's request for a lift if there is one."""
+    request = entry.get("lift_request")
+    reason = str(entry["reason"])
+    return reason + (f" (its owner asks for a lift: {request['message']!r})" if request else "")
