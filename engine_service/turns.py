@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from engine_service import convert
 from engine_service.rules import IllegalPlayError, Match, Rules
@@ -18,11 +19,14 @@ from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
 Outcome = dpb.PlayResponse
-CLOCKS = {"wall": apb.CLOCK_WALL, "cpu": apb.CLOCK_CPU}
-"""A league's clock: ``wall`` charges a bot the time until its answer; ``cpu`` charges a hosted
-bot the CPU time its sandbox used (:mod:`engine_service.meters`), under a looser wall-clock cap."""
 WALL_CAP_TIMES = 3
 WALL_CAP_SLACK_MS = 2000
+
+
+def clock_of(name: str) -> apb.Clock:
+    """A league's clock (:data:`store.leagues.CLOCKS`: ``wall``, or ``cpu``, which charges a hosted bot
+    the CPU time its sandbox used, :mod:`engine_service.meters`) as the protocol names it."""
+    return cast("apb.Clock", apb.Clock.Value(f"CLOCK_{name.upper()}"))  # the stubs type Value() as int
 
 
 def wall_cap_ms(move_time_ms: int, given: int = 0) -> int:

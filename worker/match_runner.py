@@ -32,10 +32,10 @@ from engine_service import convert
 from engine_service.dispatch import INTERNAL_METADATA
 from engine_service.rules import GameRecord, Match, Rules, match_record
 from engine_service.turns import (
-    CLOCKS,
     Outcome,
     SeatConduct,
     apply_response,
+    clock_of,
     game_started,
     turn_message,
     wall_cap_ms,
@@ -91,9 +91,9 @@ class MatchRunner:
         wall_cap_ms: int = 0,
     ) -> None:
         """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn);
-        ``clock`` and ``wall_cap_ms``: the league's clock (see :data:`engine_service.turns.CLOCKS`)."""
+        ``clock`` and ``wall_cap_ms``: the league's clock (see :func:`engine_service.turns.clock_of`)."""
         self.redis = redis
-        self.clock = CLOCKS[clock]
+        self.clock = clock_of(clock)
         self.wall_cap_ms = wall_cap_ms
         self.replica_matches = replica_matches
         self.registry = SessionRegistry(redis, prefix, ttl_ms=15_000)
