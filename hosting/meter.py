@@ -197,9 +197,7 @@ class CpuMeter:
             if source is None:
                 link.send(dpb.MeterReport(ask_id=ask.ask_id, unknown=True))
                 return
-            self._watches[key] = _Watch(
-                link, ask.ask_id, ask.bot_name, _used_us(source, 0.0) / 1e6, ask.budget_us / 1e6
-            )
+            self._watches[key] = _Watch(link, ask.ask_id, ask.bot_name, _reading(source), ask.budget_us / 1e6)
         self._woken.set()
 
     def forget(self, link: _Link) -> None:
@@ -233,7 +231,12 @@ def _status(exc: grpc.RpcError) -> str:
     return code.name if code is not None else str(exc)[:200]
 
 
+def _reading(source: CpuSource) -> float:
+    """The counter now; 0 if it cannot be read (it then counts nothing)."""
+    with contextlib.suppress(Exception):
+        return source()
+    return 0.0
+
+
 def _used_us(source: CpuSource, base: float) -> int:
-    with contextlib.suppress(Exception):  # a counter that cannot be read counts nothing
-        return max(int((source() - base) * 1e6), 0)
-    return 0
+    return max(int((_reading(source) - base) * 1e6), 0)

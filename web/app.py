@@ -267,11 +267,12 @@ def api_lift_request(reads: ReadsDep, bot: str, number: int, body: LiftRequest, 
     reads.versions.require(name)
     if not reads.leagues.exists(body.league):
         raise HTTPException(404, f"no league named {body.league!r}")
-    made = reads.leagues.request_lift(body.league, name, body.message.strip())
+    message = body.message.strip()
+    made = reads.leagues.request_lift(body.league, name, message)
     if made is None:
         raise HTTPException(409, f"{name} is not in quarantine in league {body.league}")
     AuditLog(reads.leagues.r, reads.leagues.prefix).record(
-        "lift_requested", league=body.league, bot=name, reason=body.message.strip()[:200]
+        "lift_requested", league=body.league, bot=name, reason=message[:200]
     )
     return JSONResponse({"league": body.league, "bot": name, **made}, status_code=201)
 
