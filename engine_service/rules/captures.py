@@ -43,8 +43,8 @@ class Capture(NamedTuple):
     """``(groups + 1) * value`` for the best split (``tabla_points = total_value``)."""
 
 
-# A solved question: (position mask, value, total) in canonical order.
-_Solution = tuple[tuple[int, int, int], ...]
+# A solved question: (table positions, value, total) per capture set, in canonical order.
+_Solution = tuple[tuple[tuple[int, ...], int, int], ...]
 
 
 class CaptureFinder:
@@ -75,28 +75,42 @@ class CaptureFinder:
         Rank priority applies; the trail and mandatory capture are the caller's
         business (see :mod:`engine_service.rules.deal`).
         """
+        bits, solved = self._lookup(table, card)
+        return [Capture(_mask_of(bits, idxs), value, total) for idxs, value, total in solved]
+
+    def capture_masks(self, table: int, card: int) -> list[int]:
+        """The card masks of :meth:`captures`, same order, without the tabla values: the hot path
+        of every turn (a legal-play list is built from these)."""
+        bits, solved = self._lookup(table, card)
+        out = []
+        for idxs, _, _ in solved:
+            if len(idxs) == 1:
+                out.append(bits[idxs[0]])
+            else:
+                mask = 0
+                for i in idxs:
+                    mask |= bits[i]
+                out.append(mask)
+        return out
+
+    def _lookup(self, table: int, card: int) -> tuple[list[int], _Solution]:
+        """The table's relevant cards (as one-card masks, sorted) and the cached solution over them."""
         played = card >> 2
         relevant = self._relevant[played]
         positions = [c for c in iter_mask(table) if relevant[c >> 2]]
-        ranks = tuple(c >> 2 for c in positions)
-        key = (ranks, played)
+        key = (tuple(c >> 2 for c in positions), played)
         solved = self._cache.get(key)
         if solved is None:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
-            solved = self._cache[key] = self._solve(ranks, played)
-        out = []
-        for pos_mask, value, total in solved:
-            mask = 0
-            for i in iter_mask(pos_mask):
-                mask |= 1 << positions[i]
-            out.append(Capture(mask, value, total))
-        return out
+            found = self._solve(key[0], played)
+            solved = self._cache[key] = tuple((tuple(iter_mask(m)), v, t) for m, v, t in found)
+        return [1 << c for c in positions], solved
 
     # ------------------------------------------------------------ solving
 
-    def _solve(self, ranks: tuple[int, ...], played: int) -> _Solution:
-        """All capture sets for a played rank on a table of sorted ranks."""
+    def _solve(self, ranks: tuple[int, ...], played: int) -> tuple[tuple[int, int, int], ...]:
+        """All capture sets for a played rank on a table of sorted ranks, as (position mask, value, total)."""
         rules = self.rules
         same_rank = [1 << i for i, r in enumerate(ranks) if r == played]
         played_values = self._values[played]
@@ -166,6 +180,13 @@ def _disjoint_unions(groups: list[int], limit: int | None = None) -> dict[int, i
 
     extend(0, 0, 0)
     return unions
+
+
+def _mask_of(bits: list[int], idxs: tuple[int, ...]) -> int:
+    mask = 0
+    for i in idxs:
+        mask |= bits[i]
+    return mask
 
 
 def _positions(mask: int) -> tuple[int, ...]:

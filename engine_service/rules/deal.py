@@ -69,11 +69,11 @@ def plays_for_card(rules: Rules, table: int, card: int, finder: CaptureFinder | 
     c = CARDS[card]
     if card >> 2 == JACK and rules.jack_sweeps:
         return [Play(c, table)]
-    captures = (finder or finder_for(rules)).captures(table, card)
-    if not captures:
+    masks = (finder or finder_for(rules)).capture_masks(table, card)
+    if not masks:
         return [Play(c, 0)]
     plays = [Play(c, 0)] if rules.capture_optional else []
-    plays.extend(Play(c, cap.mask) for cap in captures)
+    plays.extend([Play(c, mask) for mask in masks])
     return plays
 
 
@@ -81,6 +81,7 @@ class DealState:
     """One deal in progress. Mutable; :meth:`copy` is cheap (a few ints and lists)."""
 
     __slots__ = (
+        "_legal",
         "bonus",
         "finder",
         "hands",
@@ -117,6 +118,8 @@ class DealState:
         self.leftover_team: int | None = None
         self.leftover: int = 0
         self.over: bool = False
+        self._legal: tuple[Play, ...] | None = None
+        """The legal plays of this position, once asked (every play clears it)."""
 
     def copy(self) -> DealState:
         other = DealState.__new__(DealState)
@@ -137,17 +140,23 @@ class DealState:
 
     def legal_plays(self) -> list[Play]:
         """Every legal play of the seat to move, canonical order."""
-        if self.over:
-            return []
-        out: list[Play] = []
-        for card in iter_mask(self.hands[self.turn]):
-            out.extend(self.plays_for_card(card))
-        return out
+        return list(self.legal_tuple())
+
+    def legal_tuple(self) -> tuple[Play, ...]:
+        """:meth:`legal_plays`, computed once per position and shared: do not change it."""
+        if self._legal is None:
+            out: list[Play] = []
+            if not self.over:
+                rules, table, finder = self.rules, self.table, self.finder
+                for card in iter_mask(self.hands[self.turn]):
+                    out.extend(plays_for_card(rules, table, card, finder))
+            self._legal = tuple(out)
+        return self._legal
 
     def is_legal(self, play: Play) -> bool:
         if self.over or not self.hands[self.turn] >> play.card & 1:
             return False
-        return play in self.plays_for_card(play.card)
+        return play in self.legal_tuple()
 
     def timeout_play(self) -> Play:
         """The speed variant's automatic play: the lowest card, trailed if legal.
@@ -185,7 +194,7 @@ class DealState:
             raise GameOverError(f"the deal is over; {play} cannot be played")
         if not self.hands[self.turn] >> play.card & 1:
             raise IllegalPlayError(f"illegal play {play}: {play.card} is not in the hand ({self.describe()})")
-        if play not in self.plays_for_card(play.card):
+        if play not in self.legal_tuple():
             legal = ", ".join(str(p) for p in self.plays_for_card(play.card))
             raise IllegalPlayError(
                 f"illegal play {play}: {play.card} may be played only as {legal} ({self.describe()})"
@@ -196,6 +205,7 @@ class DealState:
         """Apply a play without checking it (fast path); the caller guarantees legality."""
         rules = self.rules
         seat = self.turn
+        self._legal = None
         team = rules.team_of(seat) if rules.partnerships else seat
         bit = 1 << card
         self.hands[seat] &= ~bit

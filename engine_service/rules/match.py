@@ -107,7 +107,7 @@ class Match:
             plays=tuple(deal.plays),
             deal_bonus=tuple(deal.bonus),
             scores=tuple(self.totals),
-            legal_plays=tuple(deal.legal_plays()) if mine else (),
+            legal_plays=deal.legal_tuple() if mine else (),
         )
 
     # -------------------------------------------------------------- actions
