@@ -3,18 +3,25 @@
 The hot path (a Turn for every move, read again by the bot) builds the same
 small pieces again and again: the names of a card mask, a play of the deal so
 far, and back. Those are memoized (:func:`_names`, :func:`record_to_pb`,
-:func:`play_to_pb`, :func:`_mask`, :func:`_record_from`, :func:`_play_from`);
+:func:`play_to_pb`, :func:`_mask`, :func:`_record_from`, :func:`_play_from`, :func:`_record`);
 protobuf copies a message into the field it is put in, so a shared one is
 never changed, and the rules-engine values are immutable. A bad card name
 raises as before (a failed call is not cached).
+
+Turns are built in the packed form (:func:`observation_to_packed`: the engine's
+own masks and card numbers, nothing to name or parse), and named
+(:func:`named_turn`) only for a bot that did not ask for it.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from engine_service.rules import (
+    CARDS,
+    FULL_DECK,
     Observation,
     Play,
     PlayRecord,
@@ -25,6 +32,7 @@ from engine_service.rules import (
     parse_cards,
 )
 from engine_service.rules.match import MatchResult
+from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import game_pb2 as pb
 
 # Parameters whose JSON form is also their protobuf form; the rest are converted by hand below.
@@ -137,6 +145,118 @@ def observation_from_pb(msg: pb.Observation, rules: Rules, legal: list[pb.Play])
         scores=tuple(msg.scores),
         legal_plays=tuple(play_from_pb(p) for p in legal),
     )
+
+
+def observation_to_packed(obs: Observation) -> pb.PackedObservation:
+    """The packed form (docs/protocol.md): the engine's own masks and card numbers, nothing to name."""
+    plays = obs.plays
+    return pb.PackedObservation(
+        seat=obs.seat,
+        team=obs.team,
+        turn=obs.turn,
+        deal_index=obs.deal_index,
+        dealer=obs.dealer,
+        round=obs.round,
+        rounds_left=obs.rounds_left,
+        hand=obs.hand,
+        table=obs.table,
+        piles=obs.piles,
+        hand_counts=obs.hand_counts,
+        play_seats=[p.seat for p in plays],
+        play_cards=[p.card for p in plays],
+        play_captured=[p.mask for p in plays],
+        play_bonus=[p.bonus for p in plays],
+        play_auto=[p.auto for p in plays],
+        deal_bonus=obs.deal_bonus,
+        scores=obs.scores,
+        unseen=obs.unseen,
+        stock_count=obs.stock_count,
+    )
+
+
+def observation_from_packed(
+    msg: pb.PackedObservation, rules: Rules, legal_cards: Sequence[int], legal_captured: Sequence[int]
+) -> Observation:
+    """Raises :class:`ValueError` on numbers no server sends (a card outside 0..51, a mask over 52 bits)."""
+    cards = [*msg.play_cards, *legal_cards]
+    if cards and not 0 <= min(cards) <= max(cards) < len(CARDS):
+        raise ValueError(f"a card number is outside 0..{len(CARDS) - 1}: {sorted(set(cards))}")
+    if max(msg.hand, msg.table, *msg.piles, *msg.play_captured, *legal_captured) & ~FULL_DECK:
+        raise ValueError("a card mask has bits above the 52 cards")
+    columns = (msg.play_seats, msg.play_cards, msg.play_captured, msg.play_bonus, msg.play_auto)
+    if len({len(c) for c in columns}) > 1 or len(legal_cards) != len(legal_captured):
+        raise ValueError("the packed lists of one kind (plays, legal plays) differ in length")
+    plays = tuple(map(_record, *columns))
+    return Observation(
+        rules=rules,
+        seat=msg.seat,
+        turn=msg.turn,
+        deal_index=msg.deal_index,
+        dealer=msg.dealer,
+        round=msg.round,
+        rounds_left=msg.rounds_left,
+        hand=msg.hand,
+        table=msg.table,
+        piles=tuple(msg.piles),
+        hand_counts=tuple(msg.hand_counts),
+        plays=plays,
+        deal_bonus=tuple(msg.deal_bonus),
+        scores=tuple(msg.scores),
+        legal_plays=tuple(map(_play, legal_cards, legal_captured)),
+    )
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _record(seat: int, card: int, mask: int, bonus: int, auto: bool) -> PlayRecord:
+    return PlayRecord(seat, card, mask, bonus, auto)
+
+
+def _play(card: int, mask: int) -> Play:
+    return Play(CARDS[card], mask)
+
+
+def packed_to_named(msg: pb.PackedObservation) -> pb.Observation:
+    """The named Observation a bot that did not ask for the packed form gets (same content)."""
+    return pb.Observation(
+        seat=msg.seat,
+        team=msg.team,
+        turn=msg.turn,
+        deal_index=msg.deal_index,
+        dealer=msg.dealer,
+        round=msg.round,
+        rounds_left=msg.rounds_left,
+        hand=_names(msg.hand),
+        table=_names(msg.table),
+        piles=[pb.CardList(cards=_names(p)) for p in msg.piles],
+        hand_counts=msg.hand_counts,
+        plays=[
+            record_to_pb(r)
+            for r in map(_record, msg.play_seats, msg.play_cards, msg.play_captured, msg.play_bonus, msg.play_auto)
+        ],
+        deal_bonus=msg.deal_bonus,
+        scores=msg.scores,
+        unseen=_names(msg.unseen),
+        stock_count=msg.stock_count,
+    )
+
+
+def named_turn(turn: apb.Turn) -> apb.Turn:
+    """A copy of ``turn`` in the named form (observation and legal_plays), for a bot that did not ask
+    for the packed form; a turn already named is copied as it is."""
+    out = apb.Turn()
+    if not turn.HasField("packed"):
+        out.CopyFrom(turn)
+        return out
+    out.game_id, out.turn_id = turn.game_id, turn.turn_id
+    out.observation.CopyFrom(packed_to_named(turn.packed))
+    out.legal_plays.extend(legal_to_pb(turn.legal_cards, turn.legal_captured))
+    out.deadline_unix_ms, out.time_left_ms, out.clock = turn.deadline_unix_ms, turn.time_left_ms, turn.clock
+    return out
+
+
+def legal_to_pb(cards: Sequence[int], captured: Sequence[int]) -> list[pb.Play]:
+    """Named legal plays from the packed lists (each play memoized, see the module doc)."""
+    return [play_to_pb(_play(c, m)) for c, m in zip(cards, captured, strict=True)]
 
 
 def result_to_pb(result: MatchResult, totals: list[int]) -> pb.MatchResult:

@@ -25,7 +25,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ from engine_service import convert
 from engine_service.admission import Admission, is_quiet, short
 from engine_service.limits import RateLimit, peer_address
 from engine_service.meters import Meters, Watch
-from engine_service.rules import Play, TablanetteError
+from engine_service.rules import CARDS, Play, TablanetteError
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -52,13 +52,16 @@ GAME_ID_CHARS = 128
 """Game ids the arena makes are short; a PlayMove naming a longer one is refused without echoing it."""
 
 
+FEATURES = ("packed",)
+"""The optional forms this server grants when a Hello asks (docs/protocol.md)."""
+
+
 @dataclass
 class PendingTurn:
-    """A turn waiting on a bot. Legal plays stay protobuf: most bots answer by index,
-    so they are parsed only when an answer names a play by its cards."""
+    """A turn waiting on a bot, with its legal plays in whichever form the runner sent them (packed
+    numbers, or named plays). Most bots answer by index, so plays are named or parsed only on demand."""
 
-    turn_id: int
-    legal_pb: Sequence[gpb.Play]
+    turn: apb.Turn
     future: asyncio.Future[gpb.Play]
     rejected: int = 0
     arena_fault: bool = False
@@ -66,9 +69,29 @@ class PendingTurn:
     _legal: list[Play] | None = None
 
     @property
+    def turn_id(self) -> int:
+        return self.turn.turn_id
+
+    @property
+    def count(self) -> int:
+        turn = self.turn
+        return len(turn.legal_cards) if turn.HasField("packed") else len(turn.legal_plays)
+
+    def play_at(self, index: int) -> gpb.Play:
+        """Legal play ``index`` (in range) as the runner applies it."""
+        turn = self.turn
+        if turn.HasField("packed"):
+            return convert.play_to_pb(Play(CARDS[turn.legal_cards[index]], turn.legal_captured[index]))
+        return turn.legal_plays[index]
+
+    @property
     def legal(self) -> list[Play]:
         if self._legal is None:
-            self._legal = [convert.play_from_pb(p) for p in self.legal_pb]
+            turn = self.turn
+            if turn.HasField("packed"):
+                self._legal = [Play(CARDS[c], m) for c, m in zip(turn.legal_cards, turn.legal_captured, strict=True)]
+            else:
+                self._legal = [convert.play_from_pb(p) for p in turn.legal_plays]
         return self._legal
 
 
@@ -83,6 +106,8 @@ class BotConnection:
     outbox: asyncio.Queue[apb.ServerMessage | None] = field(init=False)
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     announced: set[str] = field(default_factory=set)
+    packed: bool = False
+    """The bot asked for turns in the packed form."""
     abort_code: grpc.StatusCode | None = None
     abort_details: str = ""
     last_heard: float = field(default_factory=time.monotonic)
@@ -212,6 +237,8 @@ class Gateway:
         peer = peer_address(context.peer() or "")
         admitted = await self.admission.admit(first, context, peer, self)
         conn = BotConnection(admitted.entry, peer, admitted.token_digest, self.settings.outbox_limit)
+        granted = [f for f in FEATURES if f in first.hello.features]
+        conn.packed = "packed" in granted
         name = conn.entry.bot
         reader: asyncio.Task[None] | None = None
         self.per_address[peer] = self.per_address.get(peer, 0) + 1
@@ -226,6 +253,7 @@ class Gateway:
                     server_version=SERVER_VERSION,
                     keepalive_ms=self.settings.keepalive_ms,
                     grace_ms=self.settings.grace_ms,
+                    features=granted,
                 )
             )
             reader = asyncio.create_task(self._read(it, conn))
@@ -341,7 +369,7 @@ class Gateway:
         grace = (req.grace_ms or self.settings.grace_ms) / 1000
         move_time = max(req.turn.time_left_ms, 1) / 1000
         outcome = dpb.PlayResponse
-        pending = PendingTurn(req.turn.turn_id, req.turn.legal_plays, asyncio.get_running_loop().create_future())
+        pending = PendingTurn(req.turn, asyncio.get_running_loop().create_future())
         self.pending[(bot, game_id)] = pending
         watch: Watch | None = None
         try:
@@ -353,8 +381,11 @@ class Gateway:
                 if req.clock == apb.CLOCK_CPU:
                     watch = self.meters.watch(bot, move_time)
                 wait = max(req.wall_cap_ms / 1000, move_time) if watch is not None else move_time
-                turn = apb.Turn()
-                turn.CopyFrom(req.turn)
+                if conn.packed:
+                    turn = apb.Turn()
+                    turn.CopyFrom(req.turn)
+                else:
+                    turn = convert.named_turn(req.turn)
                 turn.deadline_unix_ms = int((time.time() + wait) * 1000)
                 turn.time_left_ms = int(move_time * 1000)
                 turn.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
@@ -500,10 +531,10 @@ class Gateway:
 def _resolve(move: apb.PlayMove, pending: PendingTurn) -> tuple[gpb.Play | None, str]:
     """The legal play a PlayMove names, or ``None`` and the reason it is refused."""
     choice = move.WhichOneof("choice")
-    count = len(pending.legal_pb)
+    count = pending.count
     if choice == "index":
         if 0 <= move.index < count:
-            return pending.legal_pb[move.index], ""
+            return pending.play_at(move.index), ""
         return None, f"index {move.index} is out of range: there are {count} legal plays (0..{count - 1})"
     if choice == "play":
         try:
@@ -511,7 +542,7 @@ def _resolve(move: apb.PlayMove, pending: PendingTurn) -> tuple[gpb.Play | None,
         except TablanetteError as exc:
             return None, f"malformed play: {exc}"
         if play in pending.legal:
-            return pending.legal_pb[pending.legal.index(play)], ""
+            return pending.play_at(pending.legal.index(play)), ""
         return None, f"illegal play {play}: the legal plays are {', '.join(str(p) for p in pending.legal)}"
     return None, "a PlayMove needs an index or a play"
 

@@ -57,13 +57,18 @@ def game_started(rules: Rules, labels: Sequence[str], game_id: str) -> apb.GameS
 
 
 def turn_message(match: Match, game_id: str, turn_id: int) -> apb.Turn:
-    """The Turn of the seat to play: its observation, every legal play, the move time."""
+    """The Turn of the seat to play: its observation, every legal play, the move time.
+
+    Always in the packed form; the gateway names it for a bot that did not ask for that form
+    (:func:`engine_service.convert.named_turn`)."""
     obs = match.observation(match.turn)
+    legal = obs.legal_plays
     return apb.Turn(
         game_id=game_id,
         turn_id=turn_id,
-        observation=convert.observation_to_pb(obs),
-        legal_plays=[convert.play_to_pb(p) for p in obs.legal_plays],
+        packed=convert.observation_to_packed(obs),
+        legal_cards=[p.card for p in legal],
+        legal_captured=[p.mask for p in legal],
         time_left_ms=match.rules.move_time_ms,
     )
 

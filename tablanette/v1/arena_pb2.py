@@ -25,37 +25,37 @@ _sym_db = _symbol_database.Default()
 from tablanette.v1 import game_pb2 as tablanette_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tablanette/v1/arena.proto\x12\rtablanette.v1\x1a\x18tablanette/v1/game.proto\"\x93\x01\n\nBotMessage\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.tablanette.v1.HelloH\x00\x12\'\n\x04play\x18\x02 \x01(\x0b\x32\x17.tablanette.v1.PlayMoveH\x00\x12-\n\tkeepalive\x18\x03 \x01(\x0b\x32\x18.tablanette.v1.KeepaliveH\x00\x42\x06\n\x04kind\"\xae\x02\n\rServerMessage\x12)\n\x07welcome\x18\x01 \x01(\x0b\x32\x16.tablanette.v1.WelcomeH\x00\x12\x32\n\x0cgame_started\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.GameStartedH\x00\x12#\n\x04turn\x18\x03 \x01(\x0b\x32\x13.tablanette.v1.TurnH\x00\x12\x34\n\rplay_rejected\x18\x04 \x01(\x0b\x32\x1b.tablanette.v1.PlayRejectedH\x00\x12,\n\tgame_over\x18\x05 \x01(\x0b\x32\x17.tablanette.v1.GameOverH\x00\x12-\n\tkeepalive\x18\x06 \x01(\x0b\x32\x18.tablanette.v1.KeepaliveH\x00\x42\x06\n\x04kind\"L\n\x05Hello\x12\r\n\x05token\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tmax_games\x18\x04 \x01(\x05\"o\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\x12\x14\n\x0ckeepalive_ms\x18\x04 \x01(\x05\x12\x10\n\x08grace_ms\x18\x05 \x01(\x05\"\x86\x01\n\x0bGameStarted\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0f\n\x07players\x18\x03 \x03(\t\x12#\n\x05rules\x18\x04 \x01(\x0b\x32\x14.tablanette.v1.Rules\x12\"\n\x05teams\x18\x05 \x03(\x0b\x32\x13.tablanette.v1.Team\"\x15\n\x04Team\x12\r\n\x05seats\x18\x01 \x03(\x05\"\xd8\x01\n\x04Turn\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x03\x12/\n\x0bobservation\x18\x03 \x01(\x0b\x32\x1a.tablanette.v1.Observation\x12(\n\x0blegal_plays\x18\x04 \x03(\x0b\x32\x13.tablanette.v1.Play\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x05 \x01(\x03\x12\x14\n\x0ctime_left_ms\x18\x06 \x01(\x05\x12#\n\x05\x63lock\x18\x07 \x01(\x0e\x32\x14.tablanette.v1.Clock\"l\n\x08PlayMove\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x03\x12\x0f\n\x05index\x18\x03 \x01(\x05H\x00\x12#\n\x04play\x18\x04 \x01(\x0b\x32\x13.tablanette.v1.PlayH\x00\x42\x08\n\x06\x63hoice\"@\n\x0cPlayRejected\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"h\n\x08GameOver\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12*\n\x06result\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.MatchResult\x12\x11\n\trecord_id\x18\x03 \x01(\t\x12\x0c\n\x04seat\x18\x04 \x01(\x05\"\x1c\n\tKeepalive\x12\x0f\n\x07unix_ms\x18\x01 \x01(\x03*&\n\x05\x43lock\x12\x0e\n\nCLOCK_WALL\x10\x00\x12\r\n\tCLOCK_CPU\x10\x01\x32T\n\nBotGateway\x12\x46\n\x07\x43onnect\x12\x19.tablanette.v1.BotMessage\x1a\x1c.tablanette.v1.ServerMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19tablanette/v1/arena.proto\x12\rtablanette.v1\x1a\x18tablanette/v1/game.proto\"\x93\x01\n\nBotMessage\x12%\n\x05hello\x18\x01 \x01(\x0b\x32\x14.tablanette.v1.HelloH\x00\x12\'\n\x04play\x18\x02 \x01(\x0b\x32\x17.tablanette.v1.PlayMoveH\x00\x12-\n\tkeepalive\x18\x03 \x01(\x0b\x32\x18.tablanette.v1.KeepaliveH\x00\x42\x06\n\x04kind\"\xae\x02\n\rServerMessage\x12)\n\x07welcome\x18\x01 \x01(\x0b\x32\x16.tablanette.v1.WelcomeH\x00\x12\x32\n\x0cgame_started\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.GameStartedH\x00\x12#\n\x04turn\x18\x03 \x01(\x0b\x32\x13.tablanette.v1.TurnH\x00\x12\x34\n\rplay_rejected\x18\x04 \x01(\x0b\x32\x1b.tablanette.v1.PlayRejectedH\x00\x12,\n\tgame_over\x18\x05 \x01(\x0b\x32\x17.tablanette.v1.GameOverH\x00\x12-\n\tkeepalive\x18\x06 \x01(\x0b\x32\x18.tablanette.v1.KeepaliveH\x00\x42\x06\n\x04kind\"^\n\x05Hello\x12\r\n\x05token\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x11\n\tmax_games\x18\x04 \x01(\x05\x12\x10\n\x08\x66\x65\x61tures\x18\x05 \x03(\t\"\x81\x01\n\x07Welcome\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\x12\x14\n\x0ckeepalive_ms\x18\x04 \x01(\x05\x12\x10\n\x08grace_ms\x18\x05 \x01(\x05\x12\x10\n\x08\x66\x65\x61tures\x18\x06 \x03(\t\"\x86\x01\n\x0bGameStarted\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0f\n\x07players\x18\x03 \x03(\t\x12#\n\x05rules\x18\x04 \x01(\x0b\x32\x14.tablanette.v1.Rules\x12\"\n\x05teams\x18\x05 \x03(\x0b\x32\x13.tablanette.v1.Team\"\x15\n\x04Team\x12\r\n\x05seats\x18\x01 \x03(\x05\"\xb7\x02\n\x04Turn\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x03\x12/\n\x0bobservation\x18\x03 \x01(\x0b\x32\x1a.tablanette.v1.Observation\x12(\n\x0blegal_plays\x18\x04 \x03(\x0b\x32\x13.tablanette.v1.Play\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x05 \x01(\x03\x12\x14\n\x0ctime_left_ms\x18\x06 \x01(\x05\x12#\n\x05\x63lock\x18\x07 \x01(\x0e\x32\x14.tablanette.v1.Clock\x12\x30\n\x06packed\x18\x08 \x01(\x0b\x32 .tablanette.v1.PackedObservation\x12\x13\n\x0blegal_cards\x18\t \x03(\x05\x12\x16\n\x0elegal_captured\x18\n \x03(\x06\"l\n\x08PlayMove\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x03\x12\x0f\n\x05index\x18\x03 \x01(\x05H\x00\x12#\n\x04play\x18\x04 \x01(\x0b\x32\x13.tablanette.v1.PlayH\x00\x42\x08\n\x06\x63hoice\"@\n\x0cPlayRejected\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07turn_id\x18\x02 \x01(\x03\x12\x0e\n\x06reason\x18\x03 \x01(\t\"h\n\x08GameOver\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12*\n\x06result\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.MatchResult\x12\x11\n\trecord_id\x18\x03 \x01(\t\x12\x0c\n\x04seat\x18\x04 \x01(\x05\"\x1c\n\tKeepalive\x12\x0f\n\x07unix_ms\x18\x01 \x01(\x03*&\n\x05\x43lock\x12\x0e\n\nCLOCK_WALL\x10\x00\x12\r\n\tCLOCK_CPU\x10\x01\x32T\n\nBotGateway\x12\x46\n\x07\x43onnect\x12\x19.tablanette.v1.BotMessage\x1a\x1c.tablanette.v1.ServerMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tablanette.v1.arena_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CLOCK']._serialized_start=1407
-  _globals['_CLOCK']._serialized_end=1445
+  _globals['_CLOCK']._serialized_start=1539
+  _globals['_CLOCK']._serialized_end=1577
   _globals['_BOTMESSAGE']._serialized_start=71
   _globals['_BOTMESSAGE']._serialized_end=218
   _globals['_SERVERMESSAGE']._serialized_start=221
   _globals['_SERVERMESSAGE']._serialized_end=523
   _globals['_HELLO']._serialized_start=525
-  _globals['_HELLO']._serialized_end=601
-  _globals['_WELCOME']._serialized_start=603
-  _globals['_WELCOME']._serialized_end=714
-  _globals['_GAMESTARTED']._serialized_start=717
-  _globals['_GAMESTARTED']._serialized_end=851
-  _globals['_TEAM']._serialized_start=853
-  _globals['_TEAM']._serialized_end=874
-  _globals['_TURN']._serialized_start=877
-  _globals['_TURN']._serialized_end=1093
-  _globals['_PLAYMOVE']._serialized_start=1095
-  _globals['_PLAYMOVE']._serialized_end=1203
-  _globals['_PLAYREJECTED']._serialized_start=1205
-  _globals['_PLAYREJECTED']._serialized_end=1269
-  _globals['_GAMEOVER']._serialized_start=1271
-  _globals['_GAMEOVER']._serialized_end=1375
-  _globals['_KEEPALIVE']._serialized_start=1377
-  _globals['_KEEPALIVE']._serialized_end=1405
-  _globals['_BOTGATEWAY']._serialized_start=1447
-  _globals['_BOTGATEWAY']._serialized_end=1531
+  _globals['_HELLO']._serialized_end=619
+  _globals['_WELCOME']._serialized_start=622
+  _globals['_WELCOME']._serialized_end=751
+  _globals['_GAMESTARTED']._serialized_start=754
+  _globals['_GAMESTARTED']._serialized_end=888
+  _globals['_TEAM']._serialized_start=890
+  _globals['_TEAM']._serialized_end=911
+  _globals['_TURN']._serialized_start=914
+  _globals['_TURN']._serialized_end=1225
+  _globals['_PLAYMOVE']._serialized_start=1227
+  _globals['_PLAYMOVE']._serialized_end=1335
+  _globals['_PLAYREJECTED']._serialized_start=1337
+  _globals['_PLAYREJECTED']._serialized_end=1401
+  _globals['_GAMEOVER']._serialized_start=1403
+  _globals['_GAMEOVER']._serialized_end=1507
+  _globals['_KEEPALIVE']._serialized_start=1509
+  _globals['_KEEPALIVE']._serialized_end=1537
+  _globals['_BOTGATEWAY']._serialized_start=1579
+  _globals['_BOTGATEWAY']._serialized_end=1663
 # @@protoc_insertion_point(module_scope)

@@ -42,30 +42,34 @@ class ServerMessage(_message.Message):
     def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., turn: _Optional[_Union[Turn, _Mapping]] = ..., play_rejected: _Optional[_Union[PlayRejected, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., keepalive: _Optional[_Union[Keepalive, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "version", "max_games")
+    __slots__ = ("token", "bot_name", "version", "max_games", "features")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MAX_GAMES_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     version: str
     max_games: int
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[str] = ..., max_games: _Optional[int] = ...) -> None: ...
+    features: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., version: _Optional[str] = ..., max_games: _Optional[int] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("session_id", "bot_name", "server_version", "keepalive_ms", "grace_ms")
+    __slots__ = ("session_id", "bot_name", "server_version", "keepalive_ms", "grace_ms", "features")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
     KEEPALIVE_MS_FIELD_NUMBER: _ClassVar[int]
     GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     bot_name: str
     server_version: str
     keepalive_ms: int
     grace_ms: int
-    def __init__(self, session_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., server_version: _Optional[str] = ..., keepalive_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ...) -> None: ...
+    features: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, session_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., server_version: _Optional[str] = ..., keepalive_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GameStarted(_message.Message):
     __slots__ = ("game_id", "seat", "players", "rules", "teams")
@@ -88,7 +92,7 @@ class Team(_message.Message):
     def __init__(self, seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Turn(_message.Message):
-    __slots__ = ("game_id", "turn_id", "observation", "legal_plays", "deadline_unix_ms", "time_left_ms", "clock")
+    __slots__ = ("game_id", "turn_id", "observation", "legal_plays", "deadline_unix_ms", "time_left_ms", "clock", "packed", "legal_cards", "legal_captured")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
@@ -96,6 +100,9 @@ class Turn(_message.Message):
     DEADLINE_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     TIME_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
+    PACKED_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_CARDS_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_CAPTURED_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     turn_id: int
     observation: _game_pb2.Observation
@@ -103,7 +110,10 @@ class Turn(_message.Message):
     deadline_unix_ms: int
     time_left_ms: int
     clock: Clock
-    def __init__(self, game_id: _Optional[str] = ..., turn_id: _Optional[int] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_plays: _Optional[_Iterable[_Union[_game_pb2.Play, _Mapping]]] = ..., deadline_unix_ms: _Optional[int] = ..., time_left_ms: _Optional[int] = ..., clock: _Optional[_Union[Clock, str]] = ...) -> None: ...
+    packed: _game_pb2.PackedObservation
+    legal_cards: _containers.RepeatedScalarFieldContainer[int]
+    legal_captured: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, game_id: _Optional[str] = ..., turn_id: _Optional[int] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_plays: _Optional[_Iterable[_Union[_game_pb2.Play, _Mapping]]] = ..., deadline_unix_ms: _Optional[int] = ..., time_left_ms: _Optional[int] = ..., clock: _Optional[_Union[Clock, str]] = ..., packed: _Optional[_Union[_game_pb2.PackedObservation, _Mapping]] = ..., legal_cards: _Optional[_Iterable[int]] = ..., legal_captured: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class PlayMove(_message.Message):
     __slots__ = ("game_id", "turn_id", "index", "play")

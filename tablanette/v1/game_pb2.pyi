@@ -161,6 +161,50 @@ class Observation(_message.Message):
     stock_count: int
     def __init__(self, seat: _Optional[int] = ..., team: _Optional[int] = ..., turn: _Optional[int] = ..., deal_index: _Optional[int] = ..., dealer: _Optional[int] = ..., round: _Optional[int] = ..., rounds_left: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., table: _Optional[_Iterable[str]] = ..., piles: _Optional[_Iterable[_Union[CardList, _Mapping]]] = ..., hand_counts: _Optional[_Iterable[int]] = ..., plays: _Optional[_Iterable[_Union[PlayRecord, _Mapping]]] = ..., deal_bonus: _Optional[_Iterable[int]] = ..., scores: _Optional[_Iterable[int]] = ..., unseen: _Optional[_Iterable[str]] = ..., stock_count: _Optional[int] = ...) -> None: ...
 
+class PackedObservation(_message.Message):
+    __slots__ = ("seat", "team", "turn", "deal_index", "dealer", "round", "rounds_left", "hand", "table", "piles", "hand_counts", "play_seats", "play_cards", "play_captured", "play_bonus", "play_auto", "deal_bonus", "scores", "unseen", "stock_count")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TEAM_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    DEAL_INDEX_FIELD_NUMBER: _ClassVar[int]
+    DEALER_FIELD_NUMBER: _ClassVar[int]
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    ROUNDS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    HAND_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    PILES_FIELD_NUMBER: _ClassVar[int]
+    HAND_COUNTS_FIELD_NUMBER: _ClassVar[int]
+    PLAY_SEATS_FIELD_NUMBER: _ClassVar[int]
+    PLAY_CARDS_FIELD_NUMBER: _ClassVar[int]
+    PLAY_CAPTURED_FIELD_NUMBER: _ClassVar[int]
+    PLAY_BONUS_FIELD_NUMBER: _ClassVar[int]
+    PLAY_AUTO_FIELD_NUMBER: _ClassVar[int]
+    DEAL_BONUS_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    UNSEEN_FIELD_NUMBER: _ClassVar[int]
+    STOCK_COUNT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    team: int
+    turn: int
+    deal_index: int
+    dealer: int
+    round: int
+    rounds_left: int
+    hand: int
+    table: int
+    piles: _containers.RepeatedScalarFieldContainer[int]
+    hand_counts: _containers.RepeatedScalarFieldContainer[int]
+    play_seats: _containers.RepeatedScalarFieldContainer[int]
+    play_cards: _containers.RepeatedScalarFieldContainer[int]
+    play_captured: _containers.RepeatedScalarFieldContainer[int]
+    play_bonus: _containers.RepeatedScalarFieldContainer[int]
+    play_auto: _containers.RepeatedScalarFieldContainer[bool]
+    deal_bonus: _containers.RepeatedScalarFieldContainer[int]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    unseen: int
+    stock_count: int
+    def __init__(self, seat: _Optional[int] = ..., team: _Optional[int] = ..., turn: _Optional[int] = ..., deal_index: _Optional[int] = ..., dealer: _Optional[int] = ..., round: _Optional[int] = ..., rounds_left: _Optional[int] = ..., hand: _Optional[int] = ..., table: _Optional[int] = ..., piles: _Optional[_Iterable[int]] = ..., hand_counts: _Optional[_Iterable[int]] = ..., play_seats: _Optional[_Iterable[int]] = ..., play_cards: _Optional[_Iterable[int]] = ..., play_captured: _Optional[_Iterable[int]] = ..., play_bonus: _Optional[_Iterable[int]] = ..., play_auto: _Optional[_Iterable[bool]] = ..., deal_bonus: _Optional[_Iterable[int]] = ..., scores: _Optional[_Iterable[int]] = ..., unseen: _Optional[int] = ..., stock_count: _Optional[int] = ...) -> None: ...
+
 class MatchResult(_message.Message):
     __slots__ = ("winner", "reason", "forfeit_seat", "score")
     WINNER_FIELD_NUMBER: _ClassVar[int]
