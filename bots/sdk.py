@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from engine_service import convert
-from engine_service.rules import Rules
+from engine_service.rules import Observation, Rules
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
 from tablanette.v1 import game_pb2 as gpb
@@ -73,6 +73,10 @@ restarts (or who must move to another) is back before its games are forfeited.""
 JITTER = 0.2
 WELCOME_TIMEOUT = 3.0
 """Seconds to wait for a replica's Welcome before trying the next address."""
+FEATURES = ("packed",)
+"""Asked for in the Hello: turns as card numbers and masks, which this SDK reads without naming
+a card (docs/protocol.md#the-packed-form). A server that does not grant it sends named turns,
+which are read as well."""
 
 
 def parse_addresses(address: str | Sequence[str]) -> list[str]:
@@ -294,7 +298,9 @@ class BotClient:
     def _session(self) -> None:
         """One connection, until it ends (``_welcomed`` tells whether it got in)."""
         outbox: queue.Queue[apb.BotMessage | None] = queue.Queue()
-        hello = apb.Hello(token=self.token, bot_name=self.name, version=self.bot.version, max_games=self.max_games)
+        hello = apb.Hello(
+            token=self.token, bot_name=self.name, version=self.bot.version, max_games=self.max_games, features=FEATURES
+        )
         outbox.put(apb.BotMessage(hello=hello))
 
         def requests() -> Iterator[apb.BotMessage]:
@@ -404,9 +410,8 @@ class BotClient:
         info = self.games.get(turn.game_id)
         if info is None:  # a turn of a game this client never saw start (it cannot happen with a healthy arena)
             rules = Rules.preset()
-            info = self.games.setdefault(
-                turn.game_id, GameInfo(rules, turn.observation.seat, [], self._new_bot(rules, turn.observation.seat))
-            )
+            seat = turn.packed.seat if turn.HasField("packed") else turn.observation.seat
+            info = self.games.setdefault(turn.game_id, GameInfo(rules, seat, [], self._new_bot(rules, seat)))
         try:
             with info.lock:
                 outbox.put(self._answer(turn, info, _turn_clock(turn, received)))
@@ -414,7 +419,7 @@ class BotClient:
             log.exception("%s: could not answer turn %d of game %s", self.name, turn.turn_id, turn.game_id)
 
     def _answer(self, turn: apb.Turn, info: GameInfo, clock: Clock) -> apb.BotMessage:
-        obs = convert.observation_from_pb(turn.observation, info.rules, list(turn.legal_plays))
+        obs = observation_of(turn, info.rules)
         try:
             play = info.bot.choose(obs, clock=clock) if info.clocked else info.bot.choose(obs)  # type: ignore[call-arg]
         except Exception:
@@ -440,6 +445,13 @@ class BotClient:
         thread = threading.Thread(target=beat, daemon=True, name=f"{self.name}-keepalive")
         thread.start()
         return thread
+
+
+def observation_of(turn: apb.Turn, rules: Rules) -> Observation:
+    """The turn's observation, from whichever form the server sent (packed, or named)."""
+    if turn.HasField("packed"):
+        return convert.observation_from_packed(turn.packed, rules, turn.legal_cards, turn.legal_captured)
+    return convert.observation_from_pb(turn.observation, rules, list(turn.legal_plays))
 
 
 NO_TOKEN = "error: give --token (or set TABLANETTE_TOKEN); `tablanette bot add NAME` prints one"
