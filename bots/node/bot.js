@@ -73,6 +73,76 @@ const DEFAULT_RULES = Object.freeze({
 const RANKS = 'A23456789TJQK';
 const SUITS = 'CDHS';
 
+// ---------------------------------------------------------------------------
+// The packed form (docs/protocol.md#the-packed-form). The bot asks for it in
+// its Hello; a turn then carries card numbers (rank * 4 + suit: 0 = AC ...
+// 51 = KS) and card masks (bit n = card n) instead of names: less to encode,
+// send and decode. unpackTurn() gives it back the named shape, so strategies
+// see one form whichever the server sent.
+
+const FEATURES = ['packed'];
+const CARD_NAMES = Array.from({ length: 52 }, (_, n) => RANKS[n >> 2] + SUITS[n & 3]);
+
+/** Card names of a mask (a fixed64 as longs: String gives it: a decimal string), ascending. */
+function namesOf(mask) {
+  const big = BigInt(mask || 0);
+  if (big >> 52n) throw new Error(`card mask ${mask} has bits above the 52 cards`);
+  const out = [];
+  let lo = Number(big & 0xffffffffn);
+  let hi = Number(big >> 32n);
+  for (let n = 0; lo; n += 1, lo >>>= 1) if (lo & 1) out.push(CARD_NAMES[n]);
+  for (let n = 32; hi; n += 1, hi >>>= 1) if (hi & 1) out.push(CARD_NAMES[n]);
+  return out;
+}
+
+function cardName(n) {
+  if (!Number.isInteger(n) || n < 0 || n > 51) throw new Error(`card number ${n} is outside 0..51`);
+  return CARD_NAMES[n];
+}
+
+/**
+ * A Turn in the named form: a packed turn is unpacked (observation and
+ * legal_plays filled in from Turn.packed, legal_cards, legal_captured); a
+ * named one is returned as it is.
+ */
+function unpackTurn(turn) {
+  const p = turn.packed;
+  if (!p) return turn;
+  const captured = turn.legal_captured || [];
+  if ((turn.legal_cards || []).length !== captured.length) throw new Error('legal_cards and legal_captured differ in length');
+  return {
+    ...turn,
+    packed: null,
+    legal_cards: [],
+    legal_captured: [],
+    observation: {
+      seat: p.seat,
+      team: p.team,
+      turn: p.turn,
+      deal_index: p.deal_index,
+      dealer: p.dealer,
+      round: p.round,
+      rounds_left: p.rounds_left,
+      hand: namesOf(p.hand),
+      table: namesOf(p.table),
+      piles: (p.piles || []).map((m) => ({ cards: namesOf(m) })),
+      hand_counts: p.hand_counts || [],
+      plays: (p.play_seats || []).map((seat, i) => ({
+        seat,
+        card: cardName(p.play_cards[i]),
+        captured: namesOf(p.play_captured[i]),
+        bonus: p.play_bonus[i] || 0,
+        auto: Boolean(p.play_auto[i]),
+      })),
+      deal_bonus: p.deal_bonus || [],
+      scores: p.scores || [],
+      unseen: namesOf(p.unseen),
+      stock_count: p.stock_count,
+    },
+    legal_plays: turn.legal_cards.map((card, i) => ({ card: cardName(card), captured: namesOf(captured[i]) })),
+  };
+}
+
 /** Canonical card name: "10d" -> "TD". Servers send canonical names already. */
 function canonical(card) {
   const c = String(card || '').trim().toUpperCase();
@@ -546,6 +616,7 @@ class ArenaBot {
         bot_name: this.opts.name,
         version: this.version,
         max_games: this.opts.maxGames,
+        features: FEATURES,
       },
     });
   }
@@ -645,7 +716,14 @@ class ArenaBot {
     return g.choose;
   }
 
-  onTurn(turn) {
+  onTurn(packedOrNamed) {
+    let turn;
+    try {
+      turn = unpackTurn(packedOrNamed);
+    } catch (err) {
+      this.log(`game ${packedOrNamed.game_id} turn ${packedOrNamed.turn_id}: unreadable turn (${err.message}); not answering`);
+      return;
+    }
     const g = this.game(turn.game_id);
     const obs = turn.observation || {};
     if (!g.rules && !g.warnedNoRules) {
@@ -840,6 +918,7 @@ module.exports = {
   BACKOFF_START_MS,
   Backoff,
   DEFAULT_RULES,
+  FEATURES,
   LOADER_OPTIONS,
   MAX_RETRY_AFTER_MS,
   WAIT_AT_LEAST_MS,
@@ -853,6 +932,7 @@ module.exports = {
   reconnectDecision,
   retryAfterMs,
   trailKey,
+  unpackTurn,
   turnTimeMs,
   versionLabel,
 };
