@@ -38,12 +38,15 @@
 
 #include "connection.h"
 #include "game_thread.h"
+#include "packed.h"
 #include "strategy.h"
 #include "tablanette/v1/arena.grpc.pb.h"
 
 namespace v1 = tablanette::v1;
 using tablanette_bot::Backoff;
 using tablanette_bot::GameThread;
+using tablanette_bot::kFeatures;
+using tablanette_bot::UnpackTurn;
 
 namespace {
 
@@ -461,6 +464,7 @@ class Session {
     hello.mutable_hello()->set_bot_name(opt_.name);
     hello.mutable_hello()->set_version(opt_.version);
     hello.mutable_hello()->set_max_games(opt_.max_games);
+    for (const char* feature : kFeatures) hello.mutable_hello()->add_features(feature);
     Send(hello);  // on failure the Read below fails too and Finish() says why
 
     KeepaliveThread keepalive;
@@ -601,7 +605,13 @@ class Session {
     return *info.thread;
   }
 
-  void OnTurn(const v1::Turn& turn) {
+  void OnTurn(const v1::Turn& received) {
+    v1::Turn turn = received;
+    std::string why;
+    if (!UnpackTurn(&turn, &why)) {
+      Log("game ", turn.game_id(), " turn ", turn.turn_id(), ": unreadable turn (", why, "); not answering");
+      return;
+    }
     if (turn.legal_plays_size() == 0) {
       Log("game ", turn.game_id(), " turn ", turn.turn_id(), ": no legal plays offered; not answering");
       return;

@@ -21,6 +21,7 @@
 
 #include "connection.h"
 #include "game_thread.h"
+#include "packed.h"
 #include "strategy.h"
 
 namespace v1 = tablanette::v1;
@@ -398,6 +399,54 @@ int main() {
     volatile uint64_t spin = 0;
     while ((std::clock() - start) * 1000 / CLOCKS_PER_SEC < 200) spin = spin + 1;
     Check(cpu.RemainingMs() <= 300, "a CPU clock runs while the bot computes");
+  }
+
+  // The packed form reads as the named one: cards by number (AC=0 ... KS=51), sets as masks.
+  {
+    auto bits = [](std::initializer_list<int> cards) {
+      std::uint64_t m = 0;
+      for (int c : cards) m |= std::uint64_t{1} << c;
+      return m;
+    };
+    v1::Turn t;
+    t.set_game_id("g");
+    v1::PackedObservation* p = t.mutable_packed();
+    p->set_seat(1);
+    p->set_hand(bits({25, 51}));        // 7D KS
+    p->set_table(bits({6, 19, 24}));    // 2H 5S 7C
+    p->add_piles(0);
+    p->add_piles(bits({0, 37}));        // AC TD
+    p->add_play_seats(0);
+    p->add_play_cards(37);
+    p->add_play_captured(bits({0}));
+    p->add_play_bonus(0);
+    p->add_play_auto(false);
+    p->set_unseen(bits({4, 50}));       // 2C KH
+    for (auto [card, captured] : {std::pair<int, std::uint64_t>{25, 0}, {25, bits({24})}, {25, bits({6, 19})}}) {
+      t.add_legal_cards(card);
+      t.add_legal_captured(captured);
+    }
+    std::string why;
+    Check(UnpackTurn(&t, &why), "a packed turn unpacks");
+    Check(!t.has_packed() && t.legal_cards_size() == 0, "the packed fields are cleared");
+    Check(t.observation().seat() == 1 && t.observation().hand_size() == 2 && t.observation().hand(1) == "KS", "hand");
+    Check(t.observation().table_size() == 3 && t.observation().table(0) == "2H", "table");
+    Check(t.observation().piles_size() == 2 && t.observation().piles(1).cards(1) == "TD", "piles");
+    Check(t.observation().plays_size() == 1 && t.observation().plays(0).card() == "TD" &&
+              t.observation().plays(0).captured(0) == "AC", "plays");
+    Check(t.observation().unseen_size() == 2 && t.observation().unseen(1) == "KH", "unseen");
+    Check(t.legal_plays_size() == 3 && t.legal_plays(2).card() == "7D" && t.legal_plays(2).captured_size() == 2 &&
+              t.legal_plays(2).captured(1) == "5S", "legal plays");
+    v1::Turn named = t;
+    Check(UnpackTurn(&named, &why) && named.SerializeAsString() == t.SerializeAsString(), "a named turn is left as it is");
+    v1::Turn bad;
+    bad.mutable_packed();
+    bad.add_legal_cards(52);
+    bad.add_legal_captured(0);
+    Check(!UnpackTurn(&bad, &why) && why.find("outside 0..51") != std::string::npos, "a card number out of range: " + why);
+    v1::Turn high;
+    high.mutable_packed()->set_hand(std::uint64_t{1} << 60);
+    Check(!UnpackTurn(&high, &why) && why.find("52 cards") != std::string::npos, "a mask above the deck: " + why);
   }
 
   // Card helpers.
