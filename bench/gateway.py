@@ -13,9 +13,12 @@ the real per-move cost, observation and legal plays included:
   (two hops a move: runner to replica, replica to bot), as it does when the bots
   are on different replicas or after a handoff.
 - **move, played on the replica, bots that only answer**: the same, between two
-  bots of bench/raw_bot.py, which answer every turn at once with legal play 0
+  bots of bench/raw_bot.py, which answer every turn at once with a random legal play
   without reading the observation: the engine service's share of a move, with
   the bots' own work (the Python SDK's) taken away.
+- **the same, turns named**: those bots again, but not asking for the packed
+  form (docs/protocol.md#the-packed-form): every turn is spelled out in card
+  names, as before the form existed. The difference is what the form saves.
 - **ping-pong**: a raw bidirectional gRPC stream (no protobuf, no logic) echoing a
   message of similar size between two processes.
 
@@ -114,6 +117,7 @@ def main() -> None:
     replica: list[float] = []
     turns: list[float] = []
     raw: list[float] = []
+    named: list[float] = []
     ping: list[float] = []
     moves = 0
     try:
@@ -126,10 +130,22 @@ def main() -> None:
             "raw-bots", [sys.executable, str(ROOT / "bench/raw_bot.py"), "--address", f"127.0.0.1:{port}", *specs]
         )
         answering.wait_for("ready", "the answering bots")
-        arena.wait_connected("bench-a", "bench-b", *raw_bots)
+        named_bots = ("named-a", "named-b")
+        specs = [f"{name}={arena.add_bot(name)}" for name in named_bots]
+        naming = arena.spawn(
+            "named-bots",
+            [sys.executable, str(ROOT / "bench/raw_bot.py"), "--named", "--address", f"127.0.0.1:{port}", *specs],
+        )
+        naming.wait_for("ready", "the answering bots (named turns)")
+        arena.wait_connected("bench-a", "bench-b", *raw_bots, *named_bots)
         echo = start_pingpong(arena)
         for _ in range(blocks):
-            for out, kw in ((replica, {}), (turns, {"replica_matches": False}), (raw, {"bots": raw_bots})):
+            for out, kw in (
+                (replica, {}),
+                (turns, {"replica_matches": False}),
+                (raw, {"bots": raw_bots}),
+                (named, {"bots": named_bots}),
+            ):
                 seconds, n = asyncio.run(bench_moves(arena, port, matches, **kw))
                 out.append(seconds / n)
                 moves += n
@@ -137,7 +153,9 @@ def main() -> None:
     finally:
         arena.close()
 
-    replica_us, turns_us, raw_us, ping_us = (statistics.median(x) * 1e6 for x in (replica, turns, raw, ping))
+    replica_us, turns_us, raw_us, named_us, ping_us = (
+        statistics.median(x) * 1e6 for x in (replica, turns, raw, named, ping)
+    )
     figures = {
         "moves": moves,
         "move_round_trip_us": round(replica_us, 1),
@@ -149,6 +167,8 @@ def main() -> None:
         "ratio": round(replica_us / ping_us, 2),
         "turn_by_turn_ratio": round(turns_us / ping_us, 2),
         "answering_bots_ratio": round(raw_us / ping_us, 2),
+        "named_turns_move_us": round(named_us, 1),
+        "named_turns_ratio": round(named_us / ping_us, 2),
     }
     if args.json:
         print(json.dumps(figures))
@@ -170,7 +190,11 @@ def main() -> None:
         f"  move, bots that only answer  {raw_us:8.1f} µs/move         "
         f"({figures['answering_bots_ratio']:.2f} × ping-pong: the engine's share)"
     )
-    print(f"  ({moves} moves in {3 * blocks * (matches + 1)} one-deal matches; the first two lines: Python SDK bots)")
+    print(
+        f"  the same, turns named        {named_us:8.1f} µs/move         "
+        f"({figures['named_turns_ratio']:.2f} × ping-pong: without the packed form)"
+    )
+    print(f"  ({moves} moves in {4 * blocks * (matches + 1)} one-deal matches; the first two lines: Python SDK bots)")
 
 
 if __name__ == "__main__":
