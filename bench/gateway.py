@@ -9,6 +9,10 @@ the real per-move cost, observation and legal plays included:
   turn, sends it on the bot's stream, checks and applies the answer, and sends
   the runner the events in batches, which the runner applies to its own copy.
   This is what a league does when a match's bots share a replica.
+- **move, played on the replica, SDK bots answering inline**: the same with
+  the SDK's ``inline`` mode (``python -m bots random --inline``): each turn is
+  answered on the event loop that read it, with no hand-off to a thread (and
+  so one game at a time).
 - **move, turn by turn**: the runner asks for each move with ``Dispatch.RequestPlay``
   (two hops a move: runner to replica, replica to bot), as it does when the bots
   are on different replicas or after a handoff.
@@ -115,6 +119,7 @@ def main() -> None:
 
     arena = temp_arena("gateway")
     replica: list[float] = []
+    inline: list[float] = []
     turns: list[float] = []
     raw: list[float] = []
     named: list[float] = []
@@ -124,6 +129,9 @@ def main() -> None:
         _, port = arena.start_engine()
         for name in ("bench-a", "bench-b"):
             arena.start_python_bot("random", name, arena.add_bot(name), port)
+        inline_bots = ("inline-a", "inline-b")
+        for name in inline_bots:
+            arena.start_python_bot("random", name, arena.add_bot(name), port, "--inline")
         raw_bots = ("raw-a", "raw-b")
         specs = [f"{name}={arena.add_bot(name)}" for name in raw_bots]
         answering = arena.spawn(
@@ -137,11 +145,12 @@ def main() -> None:
             [sys.executable, str(ROOT / "bench/raw_bot.py"), "--named", "--address", f"127.0.0.1:{port}", *specs],
         )
         naming.wait_for("ready", "the answering bots (named turns)")
-        arena.wait_connected("bench-a", "bench-b", *raw_bots, *named_bots)
+        arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *named_bots)
         echo = start_pingpong(arena)
         for _ in range(blocks):
             for out, kw in (
                 (replica, {}),
+                (inline, {"bots": inline_bots}),
                 (turns, {"replica_matches": False}),
                 (raw, {"bots": raw_bots}),
                 (named, {"bots": named_bots}),
@@ -153,13 +162,15 @@ def main() -> None:
     finally:
         arena.close()
 
-    replica_us, turns_us, raw_us, named_us, ping_us = (
-        statistics.median(x) * 1e6 for x in (replica, turns, raw, named, ping)
+    replica_us, inline_us, turns_us, raw_us, named_us, ping_us = (
+        statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, named, ping)
     )
     figures = {
         "moves": moves,
         "move_round_trip_us": round(replica_us, 1),
         "moves_per_second": round(1e6 / replica_us, 1),
+        "inline_move_us": round(inline_us, 1),
+        "inline_ratio": round(inline_us / ping_us, 2),
         "turn_by_turn_move_us": round(turns_us, 1),
         "answering_bots_move_us": round(raw_us, 1),
         "pingpongs": pings * blocks,
@@ -183,6 +194,10 @@ def main() -> None:
         f"{1e6 / replica_us:,.0f} moves/s)"
     )
     print(
+        f"  move, SDK bots inline        {inline_us:8.1f} µs/move         "
+        f"({figures['inline_ratio']:.2f} × ping-pong: --inline, no thread hand-off)"
+    )
+    print(
         f"  move, turn by turn           {turns_us:8.1f} µs/move         "
         f"({figures['turn_by_turn_ratio']:.2f} × ping-pong)"
     )
@@ -194,7 +209,7 @@ def main() -> None:
         f"  the same, turns named        {named_us:8.1f} µs/move         "
         f"({figures['named_turns_ratio']:.2f} × ping-pong: without the packed form)"
     )
-    print(f"  ({moves} moves in {4 * blocks * (matches + 1)} one-deal matches; the first two lines: Python SDK bots)")
+    print(f"  ({moves} moves in {5 * blocks * (matches + 1)} one-deal matches; the first three lines: Python SDK bots)")
 
 
 if __name__ == "__main__":

@@ -48,8 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", default=None)
     parser.add_argument("--ca", help="CA certificate file for TLS")
     parser.add_argument("--think-ms", type=int, default=0, help="wait this long before each answer (testing)")
+    parser.add_argument(
+        "--inline",
+        action="store_true",
+        help="answer each turn on the thread reading the stream: faster, but one game at a time (bots.sdk)",
+    )
     args = parser.parse_args(argv)
-    return run_builtin(args.bot, args.address, args.token, args.name, args.max_games, args.seed, args.ca, args.think_ms)
+    return run_builtin(
+        args.bot, args.address, args.token, args.name, args.max_games, args.seed, args.ca, args.think_ms, args.inline
+    )
 
 
 def run_builtin(
@@ -61,6 +68,7 @@ def run_builtin(
     seed: str | None = None,
     ca: str | None = None,
     think_ms: int = 0,
+    inline: bool = False,
 ) -> int:
     if not token:
         print(NO_TOKEN, file=sys.stderr)
@@ -79,7 +87,7 @@ def run_builtin(
         player = make_bot(bot, f"{seed}/{next(games)}" if seed is not None else None)
         return Thinking(player, think_ms / 1000) if think_ms else player
 
-    client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls)
+    client = BotClient(new_player, address, token, name=name, max_games=max_games, tls_ca=tls, inline=inline)
     return run_until_stopped(client, bot)
 
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+import grpc
 import pytest
 from arena_harness import REDIS_URL, ROOT, Arena
+from service_kit import RawBot
 
 from bots import Bot
 from bots.sdk import BotClient, Clock
@@ -69,8 +73,8 @@ class Clumsy(Bot):
         return observation.legal_plays[-1]
 
 
-def _client(arena: Arena, bot: Any, name: str, port: int, max_games: int) -> BotClient:
-    client = BotClient(bot, f"127.0.0.1:{port}", arena.add_bot(name), name=name, max_games=max_games)
+def _client(arena: Arena, bot: Any, name: str, port: int, max_games: int, inline: bool = False) -> BotClient:
+    client = BotClient(bot, f"127.0.0.1:{port}", arena.add_bot(name), name=name, max_games=max_games, inline=inline)
     threading.Thread(target=client.run_forever, daemon=True, name=f"sdk-{name}").start()
     return client
 
@@ -114,9 +118,10 @@ def test_one_slow_game_does_not_make_another_time_out(arena: Arena) -> None:
     assert all(0 < t <= b.rules.move_time_ms / 1000 for b in games if b.rules for t in b.clocks), "the turn's time left"
 
 
-def test_a_choose_that_raises_costs_a_move_not_the_connection(arena: Arena) -> None:
+@pytest.mark.parametrize("inline", [False, True], ids=["threads", "inline"])
+def test_a_choose_that_raises_costs_a_move_not_the_connection(arena: Arena, inline: bool) -> None:
     _, port = arena.start_engine()
-    clumsy = _client(arena, Clumsy(), "clumsy", port, max_games=1)
+    clumsy = _client(arena, Clumsy(), "clumsy", port, max_games=1, inline=inline)
     arena.start_python_bot("greedy", "steady", arena.add_bot("steady"), port)
     arena.wait_connected("clumsy", "steady")
     try:
@@ -129,6 +134,95 @@ def test_a_choose_that_raises_costs_a_move_not_the_connection(arena: Arena) -> N
         clumsy.stop()
     _clean(outcome)  # no timeout, no illegal play, no forfeit: the SDK answered for the bot
     assert clumsy.choose_errors > 0
+
+
+class Counting(Bot):
+    """One instance per game; says which game each turn reached and how much time it had."""
+
+    name, version = "counting", "1"
+    made: ClassVar[list[Counting]] = []
+
+    def __init__(self) -> None:
+        self.rules: Rules | None = None
+        self.clocks: list[float] = []
+        self.ended: list[dict[str, Any]] = []
+        Counting.made.append(self)
+
+    def new_match(self, rules: Rules, seat: int) -> None:
+        self.rules = rules
+
+    def choose(self, observation: Observation, clock: Clock | None = None) -> Play:
+        assert observation.rules == self.rules, "a game's turn reached another's bot"
+        assert clock is not None
+        self.clocks.append(clock.remaining())
+        return observation.legal_plays[len(self.clocks) % len(observation.legal_plays)]
+
+    def end_match(self, result: dict[str, Any]) -> None:
+        self.ended.append(result)
+
+
+def test_an_inline_client_plays_two_games_at_once_keeps_its_session_alive_and_stops(arena: Arena) -> None:
+    """``inline=True``: the same contract but for concurrency (each game its bot, the clock, end_match),
+    keepalives that keep the session live (a second Hello with its token is refused), and stop()
+    from another thread ending run_forever."""
+    _, port = arena.start_engine(TABLANETTE_KEEPALIVE_MS="1000")
+    token = arena.add_bot("quick")
+    client = BotClient(Counting, f"127.0.0.1:{port}", token, name="quick", max_games=2, inline=True)
+    runner = threading.Thread(target=client.run_forever, daemon=True, name="sdk-quick")
+    runner.start()
+    for name in ("opp-a", "opp-b"):
+        arena.start_python_bot("random", name, arena.add_bot(name), port)
+    arena.wait_connected("quick", "opp-a", "opp-b")
+    rules = Rules.preset("tablic", target=31)
+
+    async def both() -> list[MatchOutcome]:
+        return list(
+            await asyncio.gather(
+                run_match(REDIS_URL, arena.prefix, rules, "a", ["quick", "opp-a"], "inline/a"),
+                run_match(REDIS_URL, arena.prefix, rules, "b", ["opp-b", "quick"], "inline/b"),
+            )
+        )
+
+    try:
+        for outcome in asyncio.run(both()):
+            _clean(outcome)
+        games = [b for b in Counting.made if b.rules is not None]
+        assert len(games) == 2 and all(len(b.ended) == 1 for b in games), "each game its bot, told the end"
+        assert all(0 < t <= 5 for b in games for t in b.clocks)
+        time.sleep(2.5)  # two and a half keepalive periods: only the client's keepalives keep it live
+        thief = RawBot(port)
+        thief.hello(token, "quick")
+        code, details = thief.status()
+        assert code == grpc.StatusCode.ALREADY_EXISTS, details
+    finally:
+        client.stop()
+    runner.join(10)
+    assert not runner.is_alive(), "stop() did not end run_forever"
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["threads", "inline"])
+def test_a_replica_that_never_answers_is_left_for_the_next_address(arena: Arena, inline: bool) -> None:
+    """A listener that takes the connection and says nothing (a host cut off mid-way): no Welcome
+    within the SDK's 3 s, and the client moves on to the next replica of its list."""
+    _, port = arena.start_engine()
+    mute = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    taker = threading.Thread(target=lambda: held.append(mute.accept()[0]), daemon=True)
+    taker.start()
+    addresses = f"127.0.0.1:{mute.getsockname()[1]},127.0.0.1:{port}"
+    client = BotClient(Counting, addresses, arena.add_bot("patient"), name="patient", inline=inline)
+    runner = threading.Thread(target=client.run_forever, daemon=True, name="sdk-patient")
+    runner.start()
+    try:
+        assert client.connected.wait(20), "the client never got past the mute replica"
+        assert held, "the mute replica never saw the client"
+    finally:
+        client.stop()
+        mute.close()
+        for conn in held:
+            conn.close()
+    runner.join(10)
+    assert not runner.is_alive()
 
 
 JUGGLERS = {
