@@ -377,12 +377,14 @@ class BotClient:
 
             async def send(msg: apb.BotMessage) -> None:
                 async with writing:
-                    await call.write(msg)
+                    with contextlib.suppress(asyncio.InvalidStateError):  # the stream has ended: the read says how
+                        await call.write(msg)
 
             async def beat(every_ms: int) -> None:
-                while True:
-                    await asyncio.sleep(max(every_ms, 1000) / 2000)
-                    await send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000))))
+                with contextlib.suppress(grpc.RpcError):  # the stream broke: the read says how
+                    while True:
+                        await asyncio.sleep(max(every_ms, 1000) / 2000)
+                        await send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000))))
 
             tasks: list[asyncio.Task[None]] = []
             answers: list[apb.BotMessage] = []
@@ -416,7 +418,7 @@ class BotClient:
                 async for msg in messages:
                     self._dispatch(msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(beat(ms))))
                     while answers:
-                        await send(answers.pop())
+                        await send(answers.pop(0))
             except grpc.RpcError as exc:
                 if not (self._stop.is_set() and exc.code() == grpc.StatusCode.CANCELLED):
                     raise
