@@ -16,7 +16,7 @@ own masks and card numbers, nothing to name or parse), and named
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from engine_service.rules import (
@@ -96,23 +96,26 @@ def record_to_pb(p: PlayRecord) -> pb.PlayRecord:
 
 
 def observation_to_pb(obs: Observation) -> pb.Observation:
+    return _named(obs, obs.plays)
+
+
+_POSITION = ("seat", "team", "turn", "deal_index", "dealer", "round", "rounds_left")
+"""Where the seat is: the scalar fields every form of an observation has, under the same names."""
+
+
+def _named(src: Observation | pb.PackedObservation, plays: Iterable[PlayRecord]) -> pb.Observation:
+    """The named Observation of ``src`` (its card sets are masks under the same field names in both)."""
     return pb.Observation(
-        seat=obs.seat,
-        team=obs.team,
-        turn=obs.turn,
-        deal_index=obs.deal_index,
-        dealer=obs.dealer,
-        round=obs.round,
-        rounds_left=obs.rounds_left,
-        hand=_names(obs.hand),
-        table=_names(obs.table),
-        piles=[pb.CardList(cards=_names(p)) for p in obs.piles],
-        hand_counts=obs.hand_counts,
-        plays=[record_to_pb(p) for p in obs.plays],
-        deal_bonus=obs.deal_bonus,
-        scores=obs.scores,
-        unseen=_names(obs.unseen),
-        stock_count=obs.stock_count,
+        **{name: getattr(src, name) for name in _POSITION},
+        hand=_names(src.hand),
+        table=_names(src.table),
+        piles=[pb.CardList(cards=_names(p)) for p in src.piles],
+        hand_counts=src.hand_counts,
+        plays=[record_to_pb(p) for p in plays],
+        deal_bonus=src.deal_bonus,
+        scores=src.scores,
+        unseen=_names(src.unseen),
+        stock_count=src.stock_count,
     )
 
 
@@ -151,13 +154,7 @@ def observation_to_packed(obs: Observation) -> pb.PackedObservation:
     """The packed form (docs/protocol.md): the engine's own masks and card numbers, nothing to name."""
     plays = obs.plays
     return pb.PackedObservation(
-        seat=obs.seat,
-        team=obs.team,
-        turn=obs.turn,
-        deal_index=obs.deal_index,
-        dealer=obs.dealer,
-        round=obs.round,
-        rounds_left=obs.rounds_left,
+        **{name: getattr(obs, name) for name in _POSITION},
         hand=obs.hand,
         table=obs.table,
         piles=obs.piles,
@@ -217,27 +214,7 @@ def _play(card: int, mask: int) -> Play:
 
 def packed_to_named(msg: pb.PackedObservation) -> pb.Observation:
     """The named Observation a bot that did not ask for the packed form gets (same content)."""
-    return pb.Observation(
-        seat=msg.seat,
-        team=msg.team,
-        turn=msg.turn,
-        deal_index=msg.deal_index,
-        dealer=msg.dealer,
-        round=msg.round,
-        rounds_left=msg.rounds_left,
-        hand=_names(msg.hand),
-        table=_names(msg.table),
-        piles=[pb.CardList(cards=_names(p)) for p in msg.piles],
-        hand_counts=msg.hand_counts,
-        plays=[
-            record_to_pb(r)
-            for r in map(_record, msg.play_seats, msg.play_cards, msg.play_captured, msg.play_bonus, msg.play_auto)
-        ],
-        deal_bonus=msg.deal_bonus,
-        scores=msg.scores,
-        unseen=_names(msg.unseen),
-        stock_count=msg.stock_count,
-    )
+    return _named(msg, map(_record, msg.play_seats, msg.play_cards, msg.play_captured, msg.play_bonus, msg.play_auto))
 
 
 def named_turn(turn: apb.Turn) -> apb.Turn:
