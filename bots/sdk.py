@@ -397,6 +397,11 @@ class BotClient:
 
             messages = call.__aiter__()
 
+            async def handle(msg: apb.ServerMessage) -> None:
+                self._dispatch(msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(beat(ms))))
+                while answers:
+                    await send(answers.pop(0))
+
             async def greeted() -> apb.ServerMessage | None:
                 await send(apb.BotMessage(hello=hello))
                 return await anext(messages, None)
@@ -414,17 +419,18 @@ class BotClient:
                     ) from None
                 if first is None:
                     return
-                self._dispatch(first, on_turn, on_end, lambda ms: tasks.append(loop.create_task(beat(ms))))
+                await handle(first)
                 async for msg in messages:
-                    self._dispatch(msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(beat(ms))))
-                    while answers:
-                        await send(answers.pop(0))
+                    await handle(msg)
             except grpc.RpcError as exc:
                 if not (self._stop.is_set() and exc.code() == grpc.StatusCode.CANCELLED):
                     raise
-            except asyncio.CancelledError:  # what grpc.aio raises for a call cancelled on this side: stop()
-                if not self._stop.is_set():
-                    raise
+            except asyncio.CancelledError:  # what grpc.aio raises for a call cancelled on this side (stop())
+                if not self._stop.is_set():  # anything else cancelling it is a lost connection, as in threads mode
+                    empty = grpc.aio.Metadata()
+                    raise grpc.aio.AioRpcError(
+                        grpc.StatusCode.CANCELLED, empty, empty, "the call was cancelled"
+                    ) from None
             finally:
                 for task in tasks:
                     task.cancel()
