@@ -221,13 +221,13 @@ def named_turn(turn: apb.Turn) -> apb.Turn:
     """A copy of ``turn`` in the named form (observation and legal_plays), for a bot that did not ask
     for the packed form; a turn already named is copied as it is."""
     out = apb.Turn()
-    if not turn.HasField("packed"):
-        out.CopyFrom(turn)
-        return out
-    out.game_id, out.turn_id = turn.game_id, turn.turn_id
-    out.observation.CopyFrom(packed_to_named(turn.packed))
-    out.legal_plays.extend(legal_to_pb(turn.legal_cards, turn.legal_captured))
-    out.deadline_unix_ms, out.time_left_ms, out.clock = turn.deadline_unix_ms, turn.time_left_ms, turn.clock
+    out.CopyFrom(turn)  # every other field (and any added later) as it is
+    if turn.HasField("packed"):
+        out.ClearField("packed")
+        out.ClearField("legal_cards")
+        out.ClearField("legal_captured")
+        out.observation.CopyFrom(packed_to_named(turn.packed))
+        out.legal_plays.extend(legal_to_pb(turn.legal_cards, turn.legal_captured))
     return out
 
 

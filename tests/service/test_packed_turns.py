@@ -101,16 +101,17 @@ def test_naming_a_packed_turn_gives_what_the_named_form_always_said() -> None:
     twin = Match(RULES, "naming")
     for _ in range(30):
         obs = twin.observation(twin.turn)
+        common = {"game_id": "g", "turn_id": 7, "deadline_unix_ms": 123, "time_left_ms": 1000, "clock": apb.CLOCK_CPU}
         named_before = apb.Turn(
             observation=convert.observation_to_pb(obs),
             legal_plays=[convert.play_to_pb(p) for p in obs.legal_plays],
-            time_left_ms=1000,
+            **common,
         )
         packed = apb.Turn(
             packed=convert.observation_to_packed(obs),
             legal_cards=[p.card for p in obs.legal_plays],
             legal_captured=[p.mask for p in obs.legal_plays],
-            time_left_ms=1000,
+            **common,
         )
         assert convert.named_turn(packed) == named_before
         twin.play(obs.legal_plays[-1])
