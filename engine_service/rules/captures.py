@@ -82,16 +82,7 @@ class CaptureFinder:
         """The card masks of :meth:`captures`, same order, without the tabla values: the hot path
         of every turn (a legal-play list is built from these)."""
         bits, solved = self._lookup(table, card)
-        out = []
-        for idxs, _, _ in solved:
-            if len(idxs) == 1:
-                out.append(bits[idxs[0]])
-            else:
-                mask = 0
-                for i in idxs:
-                    mask |= bits[i]
-                out.append(mask)
-        return out
+        return [_mask_of(bits, idxs) for idxs, _, _ in solved]
 
     def _lookup(self, table: int, card: int) -> tuple[list[int], _Solution]:
         """The table's relevant cards (as one-card masks, sorted) and the cached solution over them."""
@@ -104,7 +95,7 @@ class CaptureFinder:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             found = self._solve(key[0], played)
-            solved = self._cache[key] = tuple((tuple(iter_mask(m)), v, t) for m, v, t in found)
+            solved = self._cache[key] = tuple((_positions(m), v, t) for m, v, t in found)
         return [1 << c for c in positions], solved
 
     # ------------------------------------------------------------ solving
