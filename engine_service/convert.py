@@ -101,6 +101,8 @@ def observation_to_pb(obs: Observation) -> pb.Observation:
 
 _POSITION = ("seat", "team", "turn", "deal_index", "dealer", "round", "rounds_left")
 """Where the seat is: the scalar fields every form of an observation has, under the same names."""
+_OBSERVED = tuple(name for name in _POSITION if name != "team")
+"""The same, as an :class:`Observation` takes them (it derives the team from the rules)."""
 
 
 def _named(src: Observation | pb.PackedObservation, plays: Iterable[PlayRecord]) -> pb.Observation:
@@ -133,12 +135,7 @@ def observation_from_pb(msg: pb.Observation, rules: Rules, legal: list[pb.Play])
     plays = tuple(_record_from(p.seat, p.card, tuple(p.captured), p.bonus, p.auto) for p in msg.plays)
     return Observation(
         rules=rules,
-        seat=msg.seat,
-        turn=msg.turn,
-        deal_index=msg.deal_index,
-        dealer=msg.dealer,
-        round=msg.round,
-        rounds_left=msg.rounds_left,
+        **{name: getattr(msg, name) for name in _OBSERVED},
         hand=_mask(tuple(msg.hand)),
         table=_mask(tuple(msg.table)),
         piles=tuple(_mask(tuple(p.cards)) for p in msg.piles),
@@ -186,12 +183,7 @@ def observation_from_packed(
     plays = tuple(map(_record, *columns))
     return Observation(
         rules=rules,
-        seat=msg.seat,
-        turn=msg.turn,
-        deal_index=msg.deal_index,
-        dealer=msg.dealer,
-        round=msg.round,
-        rounds_left=msg.rounds_left,
+        **{name: getattr(msg, name) for name in _OBSERVED},
         hand=msg.hand,
         table=msg.table,
         piles=tuple(msg.piles),
@@ -199,7 +191,7 @@ def observation_from_packed(
         plays=plays,
         deal_bonus=tuple(msg.deal_bonus),
         scores=tuple(msg.scores),
-        legal_plays=tuple(map(_play, legal_cards, legal_captured)),
+        legal_plays=tuple(map(packed_play, legal_cards, legal_captured)),
     )
 
 
@@ -208,7 +200,8 @@ def _record(seat: int, card: int, mask: int, bonus: int, auto: bool) -> PlayReco
     return PlayRecord(seat, card, mask, bonus, auto)
 
 
-def _play(card: int, mask: int) -> Play:
+def packed_play(card: int, mask: int) -> Play:
+    """A play in the packed form (a card number, a capture mask) as the rules engine's value."""
     return Play(CARDS[card], mask)
 
 
@@ -233,7 +226,7 @@ def named_turn(turn: apb.Turn) -> apb.Turn:
 
 def legal_to_pb(cards: Sequence[int], captured: Sequence[int]) -> list[pb.Play]:
     """Named legal plays from the packed lists (each play memoized, see the module doc)."""
-    return [play_to_pb(_play(c, m)) for c, m in zip(cards, captured, strict=True)]
+    return [play_to_pb(packed_play(c, m)) for c, m in zip(cards, captured, strict=True)]
 
 
 def result_to_pb(result: MatchResult, totals: list[int]) -> pb.MatchResult:

@@ -37,7 +37,7 @@ from engine_service import convert
 from engine_service.admission import Admission, is_quiet, short
 from engine_service.limits import RateLimit, peer_address
 from engine_service.meters import Meters, Watch
-from engine_service.rules import CARDS, Play, TablanetteError
+from engine_service.rules import Play, TablanetteError
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -81,7 +81,7 @@ class PendingTurn:
         """Legal play ``index`` (in range) as the runner applies it."""
         turn = self.turn
         if turn.HasField("packed"):
-            return convert.play_to_pb(Play(CARDS[turn.legal_cards[index]], turn.legal_captured[index]))
+            return convert.play_to_pb(convert.packed_play(turn.legal_cards[index], turn.legal_captured[index]))
         return turn.legal_plays[index]
 
     @property
@@ -89,7 +89,8 @@ class PendingTurn:
         if self._legal is None:
             turn = self.turn
             if turn.HasField("packed"):
-                self._legal = [Play(CARDS[c], m) for c, m in zip(turn.legal_cards, turn.legal_captured, strict=True)]
+                pairs = zip(turn.legal_cards, turn.legal_captured, strict=True)
+                self._legal = [convert.packed_play(c, m) for c, m in pairs]
             else:
                 self._legal = [convert.play_from_pb(p) for p in turn.legal_plays]
         return self._legal
