@@ -1,12 +1,12 @@
 #include "packed.h"
 
+#include "strategy.h"
+
 namespace tablanette_bot {
 namespace v1 = tablanette::v1;
 
 namespace {
 
-constexpr char kRanks[] = "A23456789TJQK";
-constexpr char kSuits[] = "CDHS";
 constexpr std::uint64_t kDeck = (std::uint64_t{1} << 52) - 1;
 
 std::string CardName(int n) { return std::string{kRanks[n >> 2], kSuits[n & 3]}; }

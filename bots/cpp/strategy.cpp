@@ -8,8 +8,6 @@ namespace tablanette_bot {
 namespace v1 = tablanette::v1;
 
 namespace {
-constexpr const char kRanks[] = "A23456789TJQK";
-constexpr const char kSuits[] = "CDHS";
 constexpr double kEps = 1e-9;
 }  // namespace
 

@@ -78,6 +78,11 @@ std::unique_ptr<GameStrategy> NewGameStrategy(const tablanette::v1::GameStarted&
 // preset's scoring (TD 3, 2C 2, each Ace 1; sweeping Jack; fixed tabla).
 const tablanette::v1::Rules& DefaultRules();
 
+// Card names: a rank letter then a suit letter, both in the protocol's order
+// (a card's number in the packed form is rank index * 4 + suit index).
+inline constexpr char kRanks[] = "A23456789TJQK";
+inline constexpr char kSuits[] = "CDHS";
+
 // Canonical card name ("10d" -> "TD"); unknown input is returned upper-cased.
 std::string CanonicalCard(const std::string& card);
 
