@@ -82,6 +82,14 @@ async def bench_moves(
     return elapsed, moves
 
 
+def start_answering_bots(arena: Arena, port: int, names: tuple[str, str], *flags: str) -> tuple[str, str]:
+    """Bots of bench/raw_bot.py (one process, given ``flags``) named ``names``, once welcomed; returns the names."""
+    specs = [f"{name}={arena.add_bot(name)}" for name in names]
+    argv = [sys.executable, str(ROOT / "bench/raw_bot.py"), *flags, "--address", f"127.0.0.1:{port}", *specs]
+    arena.spawn(f"{names[0]}-bots", argv).wait_for("ready", f"the answering bots {' '.join(flags)}")
+    return names
+
+
 def start_pingpong(arena: Arena) -> int:
     """The raw echo server (bench/pingpong_server.py) as a child of ``arena``; returns its port."""
     echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
@@ -132,19 +140,8 @@ def main() -> None:
         inline_bots = ("inline-a", "inline-b")
         for name in inline_bots:
             arena.start_python_bot("random", name, arena.add_bot(name), port, "--inline")
-        raw_bots = ("raw-a", "raw-b")
-        specs = [f"{name}={arena.add_bot(name)}" for name in raw_bots]
-        answering = arena.spawn(
-            "raw-bots", [sys.executable, str(ROOT / "bench/raw_bot.py"), "--address", f"127.0.0.1:{port}", *specs]
-        )
-        answering.wait_for("ready", "the answering bots")
-        named_bots = ("named-a", "named-b")
-        specs = [f"{name}={arena.add_bot(name)}" for name in named_bots]
-        naming = arena.spawn(
-            "named-bots",
-            [sys.executable, str(ROOT / "bench/raw_bot.py"), "--named", "--address", f"127.0.0.1:{port}", *specs],
-        )
-        naming.wait_for("ready", "the answering bots (named turns)")
+        raw_bots = start_answering_bots(arena, port, ("raw-a", "raw-b"))
+        named_bots = start_answering_bots(arena, port, ("named-a", "named-b"), "--named")
         arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *named_bots)
         echo = start_pingpong(arena)
         for _ in range(blocks):

@@ -312,6 +312,12 @@ class BotClient:
             return grpc.secure_channel(self.address, grpc.ssl_channel_credentials(self.tls_ca), options)
         return grpc.insecure_channel(self.address, options)
 
+    def _hello(self) -> apb.BotMessage:
+        hello = apb.Hello(
+            token=self.token, bot_name=self.name, version=self.bot.version, max_games=self.max_games, features=FEATURES
+        )
+        return apb.BotMessage(hello=hello)
+
     def _aio_channel(self) -> grpc.aio.Channel:
         options = [("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
         if self.tls_ca is not None:
@@ -321,10 +327,7 @@ class BotClient:
     def _session(self) -> None:
         """One connection, until it ends (``_welcomed`` tells whether it got in)."""
         outbox: queue.Queue[apb.BotMessage | None] = queue.Queue()
-        hello = apb.Hello(
-            token=self.token, bot_name=self.name, version=self.bot.version, max_games=self.max_games, features=FEATURES
-        )
-        outbox.put(apb.BotMessage(hello=hello))
+        outbox.put(self._hello())
 
         def requests() -> Iterator[apb.BotMessage]:
             while (msg := outbox.get()) is not None:
@@ -363,9 +366,6 @@ class BotClient:
 
     async def _inline_session(self) -> None:
         """One connection answering every turn on the event loop that reads the stream (``inline``)."""
-        hello = apb.Hello(
-            token=self.token, bot_name=self.name, version=self.bot.version, max_games=self.max_games, features=FEATURES
-        )
         loop = asyncio.get_running_loop()
         async with self._aio_channel() as channel:
             call = arena_pb2_grpc.BotGatewayStub(channel).Connect()
@@ -403,7 +403,7 @@ class BotClient:
                     await send(answers.pop(0))
 
             async def greeted() -> apb.ServerMessage | None:
-                await send(apb.BotMessage(hello=hello))
+                await send(self._hello())
                 return await anext(messages, None)
 
             try:
