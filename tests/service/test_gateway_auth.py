@@ -7,15 +7,16 @@ matches must all finish normally and re-verify.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
-import time
 
 import grpc
 import pytest
 from arena_harness import Arena
 from service_kit import Engine, RawBot
 
+from bots.sdk import BACKOFF_START
 from store.keys import Keys
 from store.tokens import BotTokens
 from tablanette.v1 import arena_pb2 as apb
@@ -141,7 +142,10 @@ def test_a_second_session_is_refused_while_the_first_plays_and_nobody_exits(engi
 
 
 def test_the_sdk_bot_comes_back_promptly_after_every_engine_restart(engine: Engine) -> None:
-    """A welcomed session resets the SDK's backoff: each comeback takes about 0.5 s, not 0.5, 1, 2, 4 s."""
+    """A welcomed session resets the SDK's backoff: after each restart the bot's first wait is the
+    first step (0.25 s, jittered), not the 0.5, 1, 2 s a backoff that kept growing would choose.
+
+    Checked on the waits the bot logs, not on a stopwatch (load on the machine must not decide it)."""
     arena = engine.arena
     token = arena.add_bot("phoenix")
     sdk = arena.start_python_bot("greedy", "phoenix", token, engine.port)
@@ -151,12 +155,16 @@ def test_the_sdk_bot_comes_back_promptly_after_every_engine_restart(engine: Engi
         engine.proc.stop()
         arena.redis.delete(Keys(arena.prefix).session("phoenix"))
         engine.proc, _ = arena.start_engine(f"engine-again-{round_}", TABLANETTE_PORT=str(port))
-        took = time.monotonic()
-        arena.wait_connected("phoenix", timeout=15)
-        took = time.monotonic() - took
-        assert took < 3.0, f"round {round_}: the SDK bot took {took:.1f} s to reconnect"
+        arena.wait_connected("phoenix")
     assert sdk.alive()
-    assert sdk.text().count("ended (UNAVAILABLE") >= 4
+    waits = re.findall(r"ended \((.*?)\); reconnecting to \S+ in ([\d.]+) s", sdk.text())
+    drains = [k for k, (why, _) in enumerate(waits) if "shutting down" in why]
+    assert len(drains) == 4, waits
+    for k in drains:
+        assert float(waits[k][1]) == 0.0, f"a draining replica's bot waited {waits[k][1]} s"
+        if k + 1 < len(waits) and "shutting down" not in waits[k + 1][0]:
+            first = float(waits[k + 1][1])
+            assert first <= BACKOFF_START * 1.2 + 0.005, f"the backoff was not reset: first wait {first} s"
 
 
 def test_a_second_hello_is_rejected_and_the_stream_stays_open(engine: Engine) -> None:
