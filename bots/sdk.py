@@ -79,6 +79,15 @@ restarts (or who must move to another) is back before its games are forfeited.""
 JITTER = 0.2
 WELCOME_TIMEOUT = 3.0
 """Seconds to wait for a replica's Welcome before trying the next address."""
+CHANNEL_OPTIONS = (
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.enable_retries", 0),
+)
+"""Every session's channel. gRPC's own retries are off: the client reconnects by itself (above),
+and with them on (grpcio 1.85) a stream that meets a replica's shutdown GOAWAY while it starts
+is parked for a transparent retry that never ends, and does not end when cancelled either:
+the bot hung there for good, never trying again (tests/service/test_sdk_goaway.py)."""
 FEATURES = ("packed",)
 """Asked for in the Hello: turns as card numbers and masks, which this SDK reads without naming
 a card (docs/protocol.md#the-packed-form). A server that does not grant it sends named turns,
@@ -307,10 +316,9 @@ class BotClient:
                 break
 
     def _channel(self) -> grpc.Channel:
-        options = [("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
         if self.tls_ca is not None:
-            return grpc.secure_channel(self.address, grpc.ssl_channel_credentials(self.tls_ca), options)
-        return grpc.insecure_channel(self.address, options)
+            return grpc.secure_channel(self.address, grpc.ssl_channel_credentials(self.tls_ca), CHANNEL_OPTIONS)
+        return grpc.insecure_channel(self.address, CHANNEL_OPTIONS)
 
     def _hello(self) -> apb.BotMessage:
         hello = apb.Hello(
@@ -319,10 +327,9 @@ class BotClient:
         return apb.BotMessage(hello=hello)
 
     def _aio_channel(self) -> grpc.aio.Channel:
-        options = [("grpc.keepalive_time_ms", 20_000), ("grpc.keepalive_timeout_ms", 10_000)]
         if self.tls_ca is not None:
-            return grpc.aio.secure_channel(self.address, grpc.ssl_channel_credentials(self.tls_ca), options)
-        return grpc.aio.insecure_channel(self.address, options)
+            return grpc.aio.secure_channel(self.address, grpc.ssl_channel_credentials(self.tls_ca), CHANNEL_OPTIONS)
+        return grpc.aio.insecure_channel(self.address, CHANNEL_OPTIONS)
 
     def _session(self) -> None:
         """One connection, until it ends (``_welcomed`` tells whether it got in)."""

@@ -19,6 +19,16 @@ if TYPE_CHECKING:  # match runners import INTERNAL_METADATA without the gateway
     from engine_service.gateway import Gateway
 
 INTERNAL_METADATA = "x-tablanette-internal"
+CHANNEL_OPTIONS = (
+    ("grpc.initial_reconnect_backoff_ms", 250),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.enable_retries", 0),
+)
+"""Every arena channel to a replica's Dispatch service (match runners, other replicas, the hosting
+meter). A restarted replica is reached again within about 2 s (gRPC's own default backs off to
+2 minutes). gRPC's retries are off: every caller has its own, and with them on (grpcio 1.85) a
+call that meets a replica's shutdown GOAWAY as it starts is parked for good, past its deadline
+and past a cancel (tests/service/test_sdk_goaway.py shows it on the bots' side)."""
 
 
 class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):

@@ -19,7 +19,7 @@ from grpc_reflection.v1alpha import reflection
 
 from config import ArenaSettings
 from engine_service.admission import Admission
-from engine_service.dispatch import INTERNAL_METADATA, DispatchServicer
+from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA, DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
 from store.audit import AsyncAuditLog
@@ -109,9 +109,9 @@ class EngineServer:
         if channel is None:
             if self.settings.tls_ca:
                 creds = grpc.ssl_channel_credentials(Path(self.settings.tls_ca).read_bytes())
-                channel = grpc.aio.secure_channel(entry.replica, creds)
+                channel = grpc.aio.secure_channel(entry.replica, creds, CHANNEL_OPTIONS)
             else:
-                channel = grpc.aio.insecure_channel(entry.replica)
+                channel = grpc.aio.insecure_channel(entry.replica, CHANNEL_OPTIONS)
             self._peers[entry.replica] = channel
         request = dispatch_pb2.SessionLiveRequest(bot_name=entry.bot, session_id=entry.session_id)
         try:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import grpc
 
 from bots.sandbox import Sandbox
-from engine_service.dispatch import INTERNAL_METADATA
+from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
 
@@ -146,8 +146,8 @@ class CpuMeter:
 
     def channel(self, address: str) -> grpc.Channel:
         if self.ca is not None:
-            return grpc.secure_channel(address, grpc.ssl_channel_credentials(self.ca))
-        return grpc.insecure_channel(address)
+            return grpc.secure_channel(address, grpc.ssl_channel_credentials(self.ca), CHANNEL_OPTIONS)
+        return grpc.insecure_channel(address, CHANNEL_OPTIONS)
 
     # ----------------------------------------------------------- the host's side
 

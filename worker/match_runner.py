@@ -29,7 +29,7 @@ import grpc
 from redis.asyncio import Redis
 
 from engine_service import convert
-from engine_service.dispatch import INTERNAL_METADATA
+from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service.rules import GameRecord, Match, Rules, match_record
 from engine_service.turns import (
     Outcome,
@@ -50,8 +50,6 @@ log = logging.getLogger("tablanette.worker")
 __all__ = ["BotUnavailable", "MatchOutcome", "MatchRunner", "ReplicaUnreachable", "SeatConduct", "run_match"]
 ARENA_PATIENCE = 3
 """After an arena fault, how many grace periods in all a turn may wait for its bot before the match is abandoned."""
-CHANNEL_OPTIONS = [("grpc.initial_reconnect_backoff_ms", 250), ("grpc.max_reconnect_backoff_ms", 2000)]
-"""A restarted replica is reached again within about 2 s (gRPC's own default backs off to 2 minutes)."""
 SLOW_LOOKUP_S = 1.0
 """A registry lookup slower than this was held up by Redis: the arena's time, not the bot's."""
 

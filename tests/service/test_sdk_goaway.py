@@ -1,0 +1,108 @@
+"""A replica that shuts down just as a bot's stream starts must not hang the bot.
+
+What the replica does then is what a gRPC server does when its shutdown catches a
+stream it has not taken yet: it answers the stream's HEADERS with a GOAWAY whose
+last stream id is 0 (error INTERNAL_ERROR, "Server shutdown"), closes the
+connection, and is gone. A CI run caught an SDK bot that met this during an engine
+restart and never tried again (gRPC parked the stream for a transparent retry that
+never ended, even once cancelled). Here a small TCP server plays that replica,
+deterministically, and the bot's address list names it first and a real engine
+second: every bot must give up on the first and connect to the second.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Iterator
+
+import pytest
+from arena_harness import Arena
+from service_kit import Engine
+
+from cli.local import ROOT, Child
+
+HEADERS, SETTINGS, GOAWAY = 0x1, 0x4, 0x7
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+INTERNAL_ERROR = 2
+
+
+def frame(kind: int, payload: bytes = b"", stream: int = 0) -> bytes:
+    """An HTTP/2 frame (RFC 9113 §4.1) with no flags."""
+    return len(payload).to_bytes(3, "big") + bytes([kind, 0]) + struct.pack(">I", stream) + payload
+
+
+class ShuttingDownReplica:
+    """Listens on a free port; for the first connection only, waits for a stream's HEADERS, answers
+    GOAWAY(last stream 0) and closes, then stops listening."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.goaway_sent = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        finally:
+            self.listener.close()  # a retry finds nobody, as after a real shutdown
+        with conn:
+            conn.sendall(frame(SETTINGS))
+            reader = conn.makefile("rb")
+            if reader.read(len(PREFACE)) != PREFACE:
+                return
+            while (header := reader.read(9)) and len(header) == 9:  # frames until the stream's HEADERS
+                reader.read(int.from_bytes(header[:3], "big"))
+                if header[3] == HEADERS:
+                    break
+            else:
+                return
+            conn.sendall(frame(GOAWAY, struct.pack(">II", 0, INTERNAL_ERROR) + b"Server shutdown"))
+            self.goaway_sent.set()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.fixture(scope="module")
+def engine(module_arena: Arena) -> Engine:
+    return Engine.start(module_arena)
+
+
+@pytest.fixture
+def replica() -> Iterator[ShuttingDownReplica]:
+    fault = ShuttingDownReplica()
+    yield fault
+    fault.close()
+
+
+def start(arena: Arena, kind: str, name: str, address: str) -> Child:
+    token = arena.add_bot(name)
+    if kind == "python":
+        return arena.start_python_bot("greedy", name, token, address)
+    if kind == "python-inline":
+        return arena.start_python_bot("greedy", name, token, address, "--inline")
+    if kind == "node":
+        bot = arena.start_node_bot(name, token, address)
+        if bot is None:
+            pytest.fail("Node.js or the example's packages are missing (scripts/setup_test_deps.sh)")
+        return bot
+    if not (ROOT / "bots/cpp/build/tablanette-cpp-bot").exists():
+        pytest.fail("the C++ example is not built (scripts/setup_test_deps.sh)")
+    return arena.start_cpp_bot(name, token, address)
+
+
+@pytest.mark.parametrize("kind", ["python", "python-inline", "node", "cpp"])
+def test_a_bot_whose_replica_goes_away_as_its_stream_starts_moves_on(
+    engine: Engine, replica: ShuttingDownReplica, kind: str
+) -> None:
+    name = f"goaway-{kind}"
+    bot = start(engine.arena, kind, name, f"127.0.0.1:{replica.port},127.0.0.1:{engine.port}")
+    engine.arena.wait_connected(name)  # the regression: stuck on the first address for good
+    assert replica.goaway_sent.is_set(), f"the bot never met the GOAWAY:\n{bot.tail()}"
+    assert bot.alive()
