@@ -87,7 +87,7 @@ CHANNEL_OPTIONS = (
 """Every session's channel. gRPC's own retries are off: the client reconnects by itself (above),
 and with them on (grpcio 1.85) a stream that meets a replica's shutdown GOAWAY while it starts
 is parked for a transparent retry that never ends, and does not end when cancelled either:
-the bot hung there for good, never trying again (tests/service/test_sdk_goaway.py)."""
+the bot hung there for good, never trying again (tests/service/test_shutdown_goaway.py)."""
 FEATURES = ("packed",)
 """Asked for in the Hello: turns as card numbers and masks, which this SDK reads without naming
 a card (docs/protocol.md#the-packed-form). A server that does not grant it sends named turns,

@@ -27,8 +27,9 @@ CHANNEL_OPTIONS = (
 """Every arena channel to a replica's Dispatch service (match runners, other replicas, the hosting
 meter). A restarted replica is reached again within about 2 s (gRPC's own default backs off to
 2 minutes). gRPC's retries are off: every caller has its own, and with them on (grpcio 1.85) a
-call that meets a replica's shutdown GOAWAY as it starts is parked for good, past its deadline
-and past a cancel (tests/service/test_sdk_goaway.py shows it on the bots' side)."""
+bot's stream that met a replica's shutdown GOAWAY as it started was parked for good, past its
+deadline and past a cancel. Dispatch calls send their request at once and were not caught so in
+tests/service/test_shutdown_goaway.py, but gRPC's retries would add nothing here but that risk."""
 
 
 class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):

@@ -1,4 +1,4 @@
-"""A replica that shuts down just as a bot's stream starts must not hang the bot.
+"""A replica that shuts down just as a stream to it starts must hang nobody: no bot, no match runner.
 
 What the replica does then is what a gRPC server does when its shutdown catches a
 stream it has not taken yet: it answers the stream's HEADERS with a GOAWAY whose
@@ -6,8 +6,10 @@ last stream id is 0 (error INTERNAL_ERROR, "Server shutdown"), closes the
 connection, and is gone. A CI run caught an SDK bot that met this during an engine
 restart and never tried again (gRPC parked the stream for a transparent retry that
 never ended, even once cancelled). Here a small TCP server plays that replica,
-deterministically, and the bot's address list names it first and a real engine
-second: every bot must give up on the first and connect to the second.
+deterministically: a bot's address list names it first and a real engine second,
+and every bot must give up on the first and connect to the second; a match
+runner whose bots the registry places on it must give the match up as the
+arena's fault.
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ from collections.abc import Iterator
 
 import pytest
 from arena_harness import Arena
-from service_kit import Engine
+from service_kit import Engine, MatchThread
 
 from cli.local import ROOT, Child
+from engine_service.rules import Rules
+from store.keys import Keys
+from store.sessions import SessionEntry
+from worker.match_runner import ReplicaUnreachable
 
 HEADERS, SETTINGS, GOAWAY = 0x1, 0x4, 0x7
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -106,3 +112,22 @@ def test_a_bot_whose_replica_goes_away_as_its_stream_starts_moves_on(
     engine.arena.wait_connected(name)  # the regression: stuck on the first address for good
     assert replica.goaway_sent.is_set(), f"the bot never met the GOAWAY:\n{bot.tail()}"
     assert bot.alive()
+
+
+def test_a_match_runner_whose_replica_goes_away_as_its_call_starts_gives_the_match_up(
+    engine: Engine, replica: ShuttingDownReplica
+) -> None:
+    """The runner asks the replica to play the match (a PlayMatch stream) and meets the GOAWAY; then
+    nobody answers there. The arena's fault: after its patience the match is abandoned (to be played
+    again), never scored, and the worker is free for the next one. (A PlayMatch sends its request at
+    once: with gRPC's retries on it was not parked as a bot's stream was, but nothing must hang here
+    either.)"""
+    arena = engine.arena
+    bots = ["gone-a", "gone-b"]
+    for k, bot in enumerate(bots):
+        entry = SessionEntry(bot, f"127.0.0.1:{replica.port}", f"gone{k}", "1", 1)
+        arena.redis.set(Keys(arena.prefix).session(bot), entry.to_json(), px=120_000)
+    match = MatchThread(arena.prefix, Rules.preset("tablic", target=31), "gone", bots, "gone/1", grace_ms=1000)
+    with pytest.raises(ReplicaUnreachable, match=str(replica.port)):
+        match.result(timeout=60)
+    assert replica.goaway_sent.is_set()
