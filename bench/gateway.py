@@ -20,6 +20,10 @@ the real per-move cost, observation and legal plays included:
   bots of bench/raw_bot.py, which answer every turn at once with a random legal play
   without reading the observation: the engine service's share of a move, with
   the bots' own work (the Python SDK's) taken away.
+- **the same, one process each**: those bots again, each in a process of its own,
+  as real bots are (the SDK lines' bots are too): the engine's share as deployed.
+  The difference from the line above is what waking a second process each turn
+  costs on this machine, not the engine's work.
 - **the same, turns named**: those bots again, but not asking for the packed
   form (docs/protocol.md#the-packed-form): every turn is spelled out in card
   names, as before the form existed. The difference is what the form saves.
@@ -82,11 +86,16 @@ async def bench_moves(
     return elapsed, moves
 
 
-def start_answering_bots(arena: Arena, port: int, names: tuple[str, str], *flags: str) -> tuple[str, str]:
-    """Bots of bench/raw_bot.py (one process, given ``flags``) named ``names``, once welcomed; returns the names."""
+def start_answering_bots(
+    arena: Arena, port: int, names: tuple[str, str], *flags: str, separate: bool = False
+) -> tuple[str, str]:
+    """Bots of bench/raw_bot.py (given ``flags``; one process, or one each if ``separate``) named
+    ``names``, once welcomed; returns the names."""
     specs = [f"{name}={arena.add_bot(name)}" for name in names]
-    argv = [sys.executable, str(ROOT / "bench/raw_bot.py"), *flags, "--address", f"127.0.0.1:{port}", *specs]
-    arena.spawn(f"{names[0]}-bots", argv).wait_for("ready", f"the answering bots {' '.join(flags)}")
+    argv = [sys.executable, str(ROOT / "bench/raw_bot.py"), *flags, "--address", f"127.0.0.1:{port}"]
+    for group in [[spec] for spec in specs] if separate else [specs]:
+        name = group[0].partition("=")[0]
+        arena.spawn(f"{name}-bots", [*argv, *group]).wait_for("ready", f"the answering bots {' '.join(flags)}")
     return names
 
 
@@ -130,6 +139,7 @@ def main() -> None:
     inline: list[float] = []
     turns: list[float] = []
     raw: list[float] = []
+    apart: list[float] = []
     named: list[float] = []
     ping: list[float] = []
     moves = 0
@@ -141,8 +151,9 @@ def main() -> None:
         for name in inline_bots:
             arena.start_python_bot("random", name, arena.add_bot(name), port, "--inline")
         raw_bots = start_answering_bots(arena, port, ("raw-a", "raw-b"))
+        apart_bots = start_answering_bots(arena, port, ("apart-a", "apart-b"), separate=True)
         named_bots = start_answering_bots(arena, port, ("named-a", "named-b"), "--named")
-        arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *named_bots)
+        arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *apart_bots, *named_bots)
         echo = start_pingpong(arena)
         for _ in range(blocks):
             for out, kw in (
@@ -150,6 +161,7 @@ def main() -> None:
                 (inline, {"bots": inline_bots}),
                 (turns, {"replica_matches": False}),
                 (raw, {"bots": raw_bots}),
+                (apart, {"bots": apart_bots}),
                 (named, {"bots": named_bots}),
             ):
                 seconds, n = asyncio.run(bench_moves(arena, port, matches, **kw))
@@ -159,8 +171,8 @@ def main() -> None:
     finally:
         arena.close()
 
-    replica_us, inline_us, turns_us, raw_us, named_us, ping_us = (
-        statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, named, ping)
+    replica_us, inline_us, turns_us, raw_us, apart_us, named_us, ping_us = (
+        statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, apart, named, ping)
     )
     figures = {
         "moves": moves,
@@ -175,6 +187,8 @@ def main() -> None:
         "ratio": round(replica_us / ping_us, 2),
         "turn_by_turn_ratio": round(turns_us / ping_us, 2),
         "answering_bots_ratio": round(raw_us / ping_us, 2),
+        "answering_bots_apart_move_us": round(apart_us, 1),
+        "answering_bots_apart_ratio": round(apart_us / ping_us, 2),
         "named_turns_move_us": round(named_us, 1),
         "named_turns_ratio": round(named_us / ping_us, 2),
     }
@@ -203,10 +217,14 @@ def main() -> None:
         f"({figures['answering_bots_ratio']:.2f} × ping-pong: the engine's share)"
     )
     print(
+        f"  the same, one process each   {apart_us:8.1f} µs/move         "
+        f"({figures['answering_bots_apart_ratio']:.2f} × ping-pong: as bots are deployed)"
+    )
+    print(
         f"  the same, turns named        {named_us:8.1f} µs/move         "
         f"({figures['named_turns_ratio']:.2f} × ping-pong: without the packed form)"
     )
-    print(f"  ({moves} moves in {5 * blocks * (matches + 1)} one-deal matches; the first three lines: Python SDK bots)")
+    print(f"  ({moves} moves in {6 * blocks * (matches + 1)} one-deal matches; the first three lines: Python SDK bots)")
 
 
 if __name__ == "__main__":
