@@ -21,7 +21,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_HELLO_RATE`` / ``_BURST`` | ``20`` / ``100`` | Hellos per second (and burst) from one peer address |
 | ``TABLANETTE_TOKEN_HELLO_RATE`` / ``_BURST`` | ``1`` / ``10`` | Hellos per second (and burst) with one token |
 | ``TABLANETTE_MAX_STREAMS_PER_ADDRESS`` | ``1024`` | live bot streams from one peer address |
-| ``TABLANETTE_MESSAGE_RATE`` / ``_BURST`` | ``500`` / ``1000`` | messages per second (and burst) on one bot stream |
+| ``TABLANETTE_MESSAGE_RATE`` / ``_BURST`` | ``500`` / ``1000`` | non-answer messages per second (burst) on a stream |
 | ``TABLANETTE_OUTBOX_LIMIT`` | ``256`` | messages queued for a bot that does not read before it is disconnected |
 | ``TABLANETTE_RULES_RATE`` / ``_BURST`` | ``20`` / ``50`` | Rules calls per second (and burst) per peer address |
 | ``TABLANETTE_RULES_WORKERS`` | ``1`` | processes answering Rules service calls (off the event loop) |

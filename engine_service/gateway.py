@@ -13,7 +13,8 @@ the rules engine and re-checks the answer itself.
 Who may connect is :mod:`engine_service.admission`'s business. Every stream's
 resources are bounded: a bot that does not read its stream is disconnected once
 ``TABLANETTE_OUTBOX_LIMIT`` messages wait for it, one that sends more than
-``TABLANETTE_MESSAGE_RATE`` messages a second is disconnected too, and nothing a
+``TABLANETTE_MESSAGE_RATE`` messages a second (answers to the turns it was sent
+not counted: a fast bot is never cut for its speed) is disconnected too, and nothing a
 bot sends is echoed back longer than a short excerpt. A revoked token ends its
 live session at once (the CLI publishes the revocation; every replica acts on it).
 """
@@ -315,14 +316,14 @@ class Gateway:
                 if msg.ByteSize() > self.settings.max_message_bytes:
                     conn.close(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(msg))
                     return
+                kind = msg.WhichOneof("kind")
+                if kind == "play" and self._on_play(conn, msg.play):
+                    continue  # the answer to a turn it was sent: a bot cannot send more of those than it is asked
                 if self.messages.take(conn.entry.session_id):
                     why = f"more than {self.settings.message_rate:g} messages per second on one stream"
                     conn.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
                     return
-                kind = msg.WhichOneof("kind")
-                if kind == "play":
-                    self._on_play(conn, msg.play)
-                elif kind == "hello":
+                if kind == "hello":
                     conn.send(_rejected(apb.PlayMove(), "already greeted: Hello is only the first message"))
         except asyncio.CancelledError:
             raise
@@ -334,23 +335,27 @@ class Gateway:
     def _too_big(self, msg: apb.BotMessage) -> str:
         return f"message of {msg.ByteSize()} bytes exceeds the limit of {self.settings.max_message_bytes} bytes"
 
-    def _on_play(self, conn: BotConnection, move: apb.PlayMove) -> None:
+    def _on_play(self, conn: BotConnection, move: apb.PlayMove) -> bool:
+        """True if ``move`` answered the turn waiting for it; anything else is refused with a reason."""
         if len(move.game_id) > GAME_ID_CHARS:
             conn.send(_rejected(move, f"a game id is at most {GAME_ID_CHARS} characters"))
-            return
+            return False
         pending = self.pending.get((conn.entry.bot, move.game_id))
         if pending is None:
             conn.send(_rejected(move, f"no turn of yours is waiting in game {move.game_id!r}"))
-            return
+            return False
         if move.turn_id != pending.turn_id:
             conn.send(_rejected(move, f"turn {move.turn_id} is not the current turn {pending.turn_id}"))
-            return
+            return False
         play, reason = _resolve(move, pending)
         if play is None:
             pending.rejected += 1
             conn.send(_rejected(move, reason))
-        elif not pending.future.done():
-            pending.future.set_result(play)
+            return False
+        if pending.future.done():  # answered already (the first answer stands)
+            return False
+        pending.future.set_result(play)
+        return True
 
     def _arrived(self, bot: str) -> None:
         event = self._arrivals.pop(bot, None)
