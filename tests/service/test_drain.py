@@ -18,7 +18,8 @@ from service_kit import MatchThread, RawBot, check_clean, start_healthy, wait_un
 from engine_service.rules import Rules
 from store.keys import Keys
 
-EXIT_WITHIN = 4.0  # seconds from SIGTERM to exit, well under the server's 5 s in-flight grace
+DRAIN_GRACE = "60"  # seconds the engine would give in-flight calls (TABLANETTE_DRAIN_SECONDS)
+EXIT_WITHIN = 30.0  # from SIGTERM to exit: a drain that waited out the grace fails, a loaded machine does not
 
 
 class HealthWatch:
@@ -44,7 +45,7 @@ class HealthWatch:
 
 
 def test_sigterm_drains_and_the_sdk_bot_retries(arena: Arena) -> None:
-    proc, port = arena.start_engine()
+    proc, port = arena.start_engine(TABLANETTE_DRAIN_SECONDS=DRAIN_GRACE)
     sdk = arena.start_python_bot("greedy", "drainee", arena.add_bot("drainee"), port)
     arena.wait_connected("drainee")
     raw = RawBot(port)
@@ -74,7 +75,7 @@ def test_sigterm_drains_and_the_sdk_bot_retries(arena: Arena) -> None:
 
 
 def test_draining_an_engine_mid_match_the_game_continues(arena: Arena) -> None:
-    proc, port = arena.start_engine()
+    proc, port = arena.start_engine(TABLANETTE_DRAIN_SECONDS=DRAIN_GRACE)
     bots = start_healthy(arena, port)
     match = MatchThread(arena.prefix, Rules.preset("tablic", target=31), "drain", bots, "drain/1", grace_ms=10_000)
     match.wait_answers(6)
