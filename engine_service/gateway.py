@@ -507,14 +507,14 @@ class Gateway:
             return
         for conn, ok in zip(live, await self.token_exists([c.token_digest for c in live]), strict=True):
             if not ok:
-                self.revoked(conn.entry.bot)
+                self.revoked(conn.entry.bot, "the upkeep's token check")
 
-    def revoked(self, bot: str) -> None:
-        """The bot's token was revoked: end its session here now."""
+    def revoked(self, bot: str, found_by: str = "the revocation notice") -> None:
+        """The bot's token was revoked: end its session here now (the log says what found it out)."""
         conn = self.connections.get(bot)
         if conn is not None and not conn.closed.is_set():
             conn.close(grpc.StatusCode.UNAUTHENTICATED, "this bot's token was revoked")
-            log.info("bot %s: session %s closed, its token was revoked", bot, conn.entry.session_id)
+            log.info("bot %s: session %s closed, its token was revoked (%s)", bot, conn.entry.session_id, found_by)
 
     async def follow_events(self, messages: AsyncIterator[Any]) -> None:
         """Act on the arena's notices (a revoked bot) as they arrive."""
