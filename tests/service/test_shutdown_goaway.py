@@ -6,19 +6,24 @@ last stream id is 0 (error INTERNAL_ERROR, "Server shutdown"), closes the
 connection, and is gone. A CI run caught an SDK bot that met this during an engine
 restart and never tried again (gRPC parked the stream for a transparent retry that
 never ended, even once cancelled). Here a small TCP server plays that replica,
-deterministically: a bot's address list names it first and a real engine second,
-and every bot must give up on the first and connect to the second; a match
-runner whose bots the registry places on it must give the match up as the
-arena's fault.
+deterministically (h2, as the hostile tests use it): a bot's address list names
+it first and a real engine second, and every bot must give up on the first and
+connect to the second; a match runner whose bots the registry places on it must
+give the match up as the arena's fault. With gRPC's retries on, the Python SDK's
+threads mode hangs here; its inline mode, the Node.js and C++ bots and the runner
+did not, and are here as guards.
 """
 
 from __future__ import annotations
 
 import socket
-import struct
 import threading
 from collections.abc import Iterator
 
+import h2.config
+import h2.connection
+import h2.errors
+import h2.events
 import pytest
 from arena_harness import Arena
 from service_kit import Engine, MatchThread
@@ -28,15 +33,6 @@ from engine_service.rules import Rules
 from store.keys import Keys
 from store.sessions import SessionEntry
 from worker.match_runner import ReplicaUnreachable
-
-HEADERS, SETTINGS, GOAWAY = 0x1, 0x4, 0x7
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-INTERNAL_ERROR = 2
-
-
-def frame(kind: int, payload: bytes = b"", stream: int = 0) -> bytes:
-    """An HTTP/2 frame (RFC 9113 §4.1) with no flags."""
-    return len(payload).to_bytes(3, "big") + bytes([kind, 0]) + struct.pack(">I", stream) + payload
 
 
 class ShuttingDownReplica:
@@ -58,17 +54,18 @@ class ShuttingDownReplica:
         finally:
             self.listener.close()  # a retry finds nobody, as after a real shutdown
         with conn:
-            conn.sendall(frame(SETTINGS))
-            reader = conn.makefile("rb")
-            if reader.read(len(PREFACE)) != PREFACE:
-                return
-            while (header := reader.read(9)) and len(header) == 9:  # frames until the stream's HEADERS
-                reader.read(int.from_bytes(header[:3], "big"))
-                if header[3] == HEADERS:
-                    break
-            else:
-                return
-            conn.sendall(frame(GOAWAY, struct.pack(">II", 0, INTERNAL_ERROR) + b"Server shutdown"))
+            h2conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+            h2conn.initiate_connection()
+            conn.sendall(h2conn.data_to_send())
+            events: list[h2.events.Event] = []
+            while not any(isinstance(e, h2.events.RequestReceived) for e in events):  # until a stream's HEADERS
+                data = conn.recv(65536)
+                if not data:
+                    return
+                events = h2conn.receive_data(data)
+            h2conn.clear_outbound_data_buffer()  # the client's SETTINGS are never acknowledged: it is going away
+            h2conn.close_connection(h2.errors.ErrorCodes.INTERNAL_ERROR, b"Server shutdown", last_stream_id=0)
+            conn.sendall(h2conn.data_to_send())
             self.goaway_sent.set()
 
     def close(self) -> None:
