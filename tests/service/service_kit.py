@@ -10,6 +10,7 @@ of those matches finished normally with a record that re-verifies.
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import threading
 import time
@@ -22,6 +23,7 @@ from arena_harness import REDIS_URL, Arena, Proc
 from redis.asyncio import Redis
 
 from engine_service.rules import Rules, verify_record
+from store.keys import Keys
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -50,6 +52,18 @@ def wait_until(check: Callable[[], Any], timeout: float = WAIT, what: str = "con
             return value
         time.sleep(0.02)
     raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
+
+
+def session_of(arena: Arena, bot: str) -> str | None:
+    """The id of ``bot``'s live session in the registry (None when it has none)."""
+    raw = arena.redis.get(Keys(arena.prefix).session(bot))
+    return None if raw is None else str(json.loads(raw)["session_id"])
+
+
+def replica_of(arena: Arena, bot: str) -> str | None:
+    """The replica holding ``bot``'s live session (None when it has none)."""
+    raw = arena.redis.get(Keys(arena.prefix).session(bot))
+    return None if raw is None else str(json.loads(raw)["replica"])
 
 
 def _serialize(msg: apb.BotMessage | bytes) -> bytes:

@@ -7,24 +7,15 @@ while what a flood is made of (keepalives, plays for no waiting turn) is still c
 
 from __future__ import annotations
 
-import json
-
 import grpc
 import pytest
 from arena_harness import Arena
-from service_kit import Engine, MatchThread, check_clean
+from service_kit import Engine, MatchThread, check_clean, session_of
 
 from engine_service.rules import Rules
-from store.keys import Keys
 from tablanette.v1 import arena_pb2 as apb
 
 RATE, BURST = 0.1, 10
-
-
-def session_of(arena: Arena, bot: str) -> str:
-    raw = arena.redis.get(Keys(arena.prefix).session(bot))
-    assert raw is not None, f"{bot} is not connected"
-    return str(json.loads(raw)["session_id"])
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +26,7 @@ def engine(module_arena: Arena) -> Engine:
 def test_bots_answering_many_times_the_rate_play_on(engine: Engine) -> None:
     a, b = engine.healthy
     sessions = [session_of(engine.arena, bot) for bot in (a, b)]
+    assert all(sessions), "the healthy bots are not connected"
     match = MatchThread(engine.arena.prefix, Rules.preset("tablic", target=61), "fast", [a, b], "fast/1")
     outcome = match.result()
     check_clean(outcome)

@@ -7,15 +7,13 @@ with no timeout and no forfeit, and its record must re-verify.
 
 from __future__ import annotations
 
-import json
 import signal
 
 import pytest
 from arena_harness import Arena
-from service_kit import Engine, MatchThread, check_clean, wait_until
+from service_kit import Engine, MatchThread, check_clean, replica_of, session_of, wait_until
 
 from engine_service.rules import Rules
-from store.keys import Keys
 
 GRACE_MS = 8000
 RULES = Rules.preset("tablic", target=31)
@@ -25,16 +23,6 @@ RULES = Rules.preset("tablic", target=31)
 def replicas(module_arena: Arena) -> tuple[Engine, Engine]:
     env = {"TABLANETTE_GRACE_MS": str(GRACE_MS)}
     return Engine.start(module_arena, "engine-a", **env), Engine.start(module_arena, "engine-b", **env)
-
-
-def replica_of(arena: Arena, bot: str) -> str | None:
-    raw = arena.redis.get(Keys(arena.prefix).session(bot))
-    return None if raw is None else str(json.loads(raw)["replica"])
-
-
-def session_of(arena: Arena, bot: str) -> str | None:
-    raw = arena.redis.get(Keys(arena.prefix).session(bot))
-    return None if raw is None else str(json.loads(raw)["session_id"])
 
 
 @pytest.mark.parametrize("where", ["same", "other"])

@@ -10,16 +10,14 @@ second Hello on the other replica is refused while the first session is live
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 
 import grpc
 import pytest
 from arena_harness import REDIS_URL, Arena
-from service_kit import League, RawBot, check_clean
+from service_kit import League, RawBot, check_clean, replica_of
 
 from engine_service.rules import Rules
-from store.keys import Keys
 from worker.match_runner import run_match
 
 # Short session TTL: replicas refresh their Redis entries (and notice a takeover) every 0.5 s;
@@ -36,10 +34,6 @@ def ports(module_arena: Arena) -> tuple[int, int]:
         module_arena.start_python_bot(("greedy", "random")[i % 2], name, module_arena.add_bot(name), port)
     module_arena.wait_connected(*bots)
     return a, b
-
-
-def replica_of(arena: Arena, bot: str) -> str:
-    return str(json.loads(arena.redis.get(Keys(arena.prefix).session(bot)))["replica"])
 
 
 def test_bots_on_different_replicas_play_each_other(module_arena: Arena, ports: tuple[int, int]) -> None:
