@@ -16,6 +16,7 @@ own masks and card numbers, nothing to name or parse), and named
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -149,23 +150,35 @@ def observation_from_pb(msg: pb.Observation, rules: Rules, legal: list[pb.Play])
 
 def observation_to_packed(obs: Observation) -> pb.PackedObservation:
     """The packed form (docs/protocol.md): the engine's own masks and card numbers, nothing to name."""
-    plays = obs.plays
-    return pb.PackedObservation(
-        **{name: getattr(obs, name) for name in _POSITION},
-        hand=obs.hand,
-        table=obs.table,
-        piles=obs.piles,
-        hand_counts=obs.hand_counts,
-        play_seats=[p.seat for p in plays],
-        play_cards=[p.card for p in plays],
-        play_captured=[p.mask for p in plays],
-        play_bonus=[p.bonus for p in plays],
-        play_auto=[p.auto for p in plays],
-        deal_bonus=obs.deal_bonus,
-        scores=obs.scores,
-        unseen=obs.unseen,
-        stock_count=obs.stock_count,
-    )
+    msg = pb.PackedObservation()
+    fill_packed(msg, obs)
+    extend_packed_plays(msg, obs.plays)
+    return msg
+
+
+def fill_packed(msg: pb.PackedObservation, obs: Observation) -> None:
+    """Every field of the packed form but the deal's plays (see :func:`extend_packed_plays`)."""
+    for name in _POSITION:
+        setattr(msg, name, getattr(obs, name))
+    msg.hand, msg.table, msg.unseen, msg.stock_count = obs.hand, obs.table, obs.unseen, obs.stock_count
+    msg.piles.extend(obs.piles)
+    msg.hand_counts.extend(obs.hand_counts)
+    msg.deal_bonus.extend(obs.deal_bonus)
+    msg.scores.extend(obs.scores)
+
+
+def extend_packed_plays(msg: pb.PackedObservation, plays: Sequence[PlayRecord]) -> None:
+    """Append ``plays`` to the packed form's play columns."""
+    if plays:
+        seats, cards, captured, bonus, auto = zip(*map(_RECORD_FIELDS, plays), strict=True)
+        msg.play_seats.extend(seats)
+        msg.play_cards.extend(cards)
+        msg.play_captured.extend(captured)
+        msg.play_bonus.extend(bonus)
+        msg.play_auto.extend(auto)
+
+
+_RECORD_FIELDS = operator.attrgetter("seat", "card", "mask", "bonus", "auto")
 
 
 def observation_from_packed(

@@ -3,7 +3,7 @@
 When the session registry puts every bot of a match on one replica, the match
 runner asks that replica to play it (``Dispatch.PlayMatch``) instead of calling
 ``RequestPlay`` for every move. The replica runs the same loop the runner would:
-the turn built with :func:`engine_service.turns.turn_message`, asked with the
+the turn built with :class:`engine_service.turns.TurnBuilder`, asked with the
 gateway's own :meth:`~engine_service.gateway.Gateway.request_play`, applied with
 :func:`engine_service.turns.apply_response`, and sends one event per turn,
 in batches: whatever happened within :data:`BATCH_WINDOW_S` of a first event goes
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from engine_service import convert
 from engine_service.rules import Match
-from engine_service.turns import Outcome, SeatConduct, apply_response, turn_message
+from engine_service.turns import Outcome, SeatConduct, TurnBuilder, apply_response
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
@@ -89,6 +89,7 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
         game.seat = seat
         games.append(game)
     conduct = [SeatConduct() for _ in bots]
+    turns = TurnBuilder(match, req.game.game_id)
     turn_id = 0
     while not match.is_over:
         seat = match.turn
@@ -97,7 +98,7 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
         if gateway.local_session(bot) is None:
             yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=f"bot {bot!r} is not connected here")
             return
-        turn = turn_message(match, req.game.game_id, turn_id)
+        turn = turns.turn(turn_id)
         resp = await gateway.request_play(
             dpb.PlayRequest(
                 bot_name=bot,

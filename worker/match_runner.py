@@ -34,10 +34,10 @@ from engine_service.rules import GameRecord, Match, Rules, match_record
 from engine_service.turns import (
     Outcome,
     SeatConduct,
+    TurnBuilder,
     apply_response,
     clock_of,
     game_started,
-    turn_message,
     wall_cap_ms,
 )
 from store.sessions import SessionRegistry, internal_secret
@@ -147,11 +147,12 @@ class MatchRunner:
         if self.replica_matches:
             turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct)
             on_replica = turn_id
+        turns = TurnBuilder(match, game_id)
         while not match.is_over:
             seat = match.turn
             turn_id += 1
             game.seat = seat
-            resp = await self._ask(bots[seat], game, match, seat, turn_id, fault)
+            resp = await self._ask(bots[seat], game, turns, seat, turn_id, fault)
             fault = None
             self._apply(match, seat, resp, conduct[seat])
         record = match_record(match, labels, game_id)
@@ -203,7 +204,7 @@ class MatchRunner:
         return applied, None
 
     async def _ask(
-        self, bot: str, game: apb.GameStarted, match: Match, seat: int, turn_id: int, fault: str | None = None
+        self, bot: str, game: apb.GameStarted, turns: TurnBuilder, seat: int, turn_id: int, fault: str | None = None
     ) -> dpb.PlayResponse:
         """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period.
 
@@ -216,7 +217,8 @@ class MatchRunner:
         never scored as the bot's forfeit. ``fault``: the arena already failed
         this turn (a replica playing the match died), so it starts excused.
         """
-        turn = turn_message(match, game.game_id, turn_id)
+        match = turns.match
+        turn = turns.turn(turn_id)
         grace = self.grace_ms / 1000
         started = time.monotonic()
         deadline, limit = started + grace, started + ARENA_PATIENCE * grace
