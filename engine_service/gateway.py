@@ -387,16 +387,17 @@ class Gateway:
                 if req.clock == apb.CLOCK_CPU:
                     watch = self.meters.watch(bot, move_time)
                 wait = max(req.wall_cap_ms / 1000, move_time) if watch is not None else move_time
+                msg = apb.ServerMessage()  # the turn is written into it: a message put in a field is copied
                 if conn.packed:
-                    turn = apb.Turn()
-                    turn.CopyFrom(req.turn)
+                    msg.turn.CopyFrom(req.turn)
                 else:
-                    turn = convert.named_turn(req.turn)
+                    msg.turn.CopyFrom(convert.named_turn(req.turn))
+                turn = msg.turn
                 turn.deadline_unix_ms = int((time.time() + wait) * 1000)
                 turn.time_left_ms = int(move_time * 1000)
                 turn.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
                 sent = time.monotonic()
-                conn.send(apb.ServerMessage(turn=turn))
+                conn.send(msg)
                 await _answer_close_or_timeout(conn, pending, wait, watch)
                 if watch is not None and watch.lost and not pending.future.done():  # the arena's fault: wall cap only
                     await _answer_close_or_timeout(conn, pending, wait - (time.monotonic() - sent))
