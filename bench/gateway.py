@@ -30,6 +30,12 @@ the real per-move cost, observation and legal plays included:
 - **ping-pong**: a raw bidirectional gRPC stream (no protobuf, no logic) echoing a
   message of similar size between two processes.
 
+Wall-clock time on this 2-core machine mixes the engine's work with how the
+kernel schedules five busy processes, so the run also prints **CPU time**: the
+engine service's (every thread) per move while the answering bots in processes
+of their own play, beside the echo server's per round trip. That ratio moves
+only when the engine's own work per move does.
+
 The three alternate in blocks, so machine load hits all alike; the medians of
 the blocks are kept. Run: ``python bench/gateway.py [--quick] [--json]`` (needs
 Redis at TABLANETTE_REDIS_URL or 127.0.0.1:6379; uses its own key prefix).
@@ -51,7 +57,7 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.kit import REDIS_URL, temp_arena  # noqa: E402
+from bench.kit import REDIS_URL, cpu_seconds, temp_arena  # noqa: E402
 from cli.local import LocalArena as Arena  # noqa: E402
 from engine_service.rules import Rules  # noqa: E402
 from worker.match_runner import MatchRunner  # noqa: E402
@@ -64,8 +70,11 @@ async def bench_moves(
     replica_matches: bool = True,
     bots: tuple[str, str] = ("bench-a", "bench-b"),
     clock: str = "wall",
+    cpu: list[float] | None = None,
 ) -> tuple[float, int]:
-    """Seconds and moves for ``matches`` one-deal matches between ``bots`` (on the league clock ``clock``)."""
+    """Seconds and moves for ``matches`` one-deal matches between ``bots`` (on the league clock ``clock``).
+
+    ``cpu``: [pid, seconds]: the CPU seconds process ``pid`` used during those matches are added."""
     from redis.asyncio import Redis
 
     redis = Redis.from_url(REDIS_URL)
@@ -74,12 +83,15 @@ async def bench_moves(
     tag = ("replica" if replica_matches else "turns") + "/" + bots[0] + "/" + clock
     try:
         await runner.play(Rules.preset("tablic", deals=1), "warm-up", list(bots), f"bench/{tag}/warm")
+        used = cpu_seconds(int(cpu[0])) if cpu else 0.0
         start = time.perf_counter()
         for i in range(matches):
             game_id = f"bench/{tag}/{time.monotonic_ns()}/{i}"
             out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", list(bots), game_id)
             moves += out.moves
         elapsed = time.perf_counter() - start
+        if cpu:
+            cpu[1] += cpu_seconds(int(cpu[0])) - used
     finally:
         await runner.close()
         await redis.aclose()
@@ -99,29 +111,33 @@ def start_answering_bots(
     return names
 
 
-def start_pingpong(arena: Arena) -> int:
-    """The raw echo server (bench/pingpong_server.py) as a child of ``arena``; returns its port."""
+def start_pingpong(arena: Arena) -> tuple[int, int]:
+    """The raw echo server (bench/pingpong_server.py) as a child of ``arena``; returns its port and pid."""
     echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
     deadline = time.monotonic() + 10
     while not (m := re.search(r"listening on [\d.]+:(\d+)", echo.text())):
         if time.monotonic() > deadline or not echo.alive():
             raise RuntimeError(f"ping-pong server did not start:\n{echo.text()}")
         time.sleep(0.05)
-    return int(m.group(1))
+    return int(m.group(1)), echo.popen.pid
 
 
-async def bench_pingpong(port: int, count: int, size: int) -> float:
+async def bench_pingpong(port: int, count: int, size: int, cpu: list[float] | None = None) -> float:
+    """Seconds for ``count`` round trips of ``size`` bytes; ``cpu`` as in :func:`bench_moves`."""
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     call = channel.stream_stream("/bench.PingPong/Stream")()
     payload = b"x" * size
     for _ in range(100):  # warm-up
         await call.write(payload)
         await call.read()
+    used = cpu_seconds(int(cpu[0])) if cpu else 0.0
     start = time.perf_counter()
     for _ in range(count):
         await call.write(payload)
         await call.read()
     elapsed = time.perf_counter() - start
+    if cpu:
+        cpu[1] += cpu_seconds(int(cpu[0])) - used
     await call.done_writing()
     await channel.close()
     return elapsed
@@ -142,9 +158,13 @@ def main() -> None:
     apart: list[float] = []
     named: list[float] = []
     ping: list[float] = []
+    engine_cpu: list[float] = []  # [pid, seconds] while the answering bots in processes of their own play
+    echo_cpu: list[float] = []  # [pid, seconds] during the ping-pong
+    apart_moves = 0
     moves = 0
     try:
-        _, port = arena.start_engine()
+        engine, port = arena.start_engine()
+        engine_cpu += [engine.popen.pid, 0.0]
         for name in ("bench-a", "bench-b"):
             arena.start_python_bot("random", name, arena.add_bot(name), port)
         inline_bots = ("inline-a", "inline-b")
@@ -154,7 +174,8 @@ def main() -> None:
         apart_bots = start_answering_bots(arena, port, ("apart-a", "apart-b"), separate=True)
         named_bots = start_answering_bots(arena, port, ("named-a", "named-b"), "--named")
         arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *apart_bots, *named_bots)
-        echo = start_pingpong(arena)
+        echo, echo_pid = start_pingpong(arena)
+        echo_cpu += [echo_pid, 0.0]
         for _ in range(blocks):
             for out, kw in (
                 (replica, {}),
@@ -164,18 +185,25 @@ def main() -> None:
                 (apart, {"bots": apart_bots}),
                 (named, {"bots": named_bots}),
             ):
-                seconds, n = asyncio.run(bench_moves(arena, port, matches, **kw))
+                cpu = engine_cpu if out is apart else None
+                seconds, n = asyncio.run(bench_moves(arena, port, matches, cpu=cpu, **kw))
                 out.append(seconds / n)
                 moves += n
-            ping.append(asyncio.run(bench_pingpong(echo, pings, 600)) / pings)
+                apart_moves += n if out is apart else 0
+            ping.append(asyncio.run(bench_pingpong(echo, pings, 600, echo_cpu)) / pings)
     finally:
         arena.close()
 
     replica_us, inline_us, turns_us, raw_us, apart_us, named_us, ping_us = (
         statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, apart, named, ping)
     )
+    engine_cpu_us = engine_cpu[1] / apart_moves * 1e6
+    echo_cpu_us = echo_cpu[1] / (pings * blocks) * 1e6
     figures = {
         "moves": moves,
+        "engine_cpu_per_move_us": round(engine_cpu_us, 1),
+        "echo_cpu_per_round_trip_us": round(echo_cpu_us, 1),
+        "engine_cpu_ratio": round(engine_cpu_us / echo_cpu_us, 2),
         "move_round_trip_us": round(replica_us, 1),
         "moves_per_second": round(1e6 / replica_us, 1),
         "inline_move_us": round(inline_us, 1),
@@ -223,6 +251,10 @@ def main() -> None:
     print(
         f"  the same, turns named        {named_us:8.1f} µs/move         "
         f"({figures['named_turns_ratio']:.2f} × ping-pong: without the packed form)"
+    )
+    print(
+        f"  CPU: engine {engine_cpu_us:6.1f} µs/move (bots in processes of their own) vs echo server "
+        f"{echo_cpu_us:5.1f} µs/round trip: {figures['engine_cpu_ratio']:.2f} ×"
     )
     print(f"  ({moves} moves in {6 * blocks * (matches + 1)} one-deal matches; the first three lines: Python SDK bots)")
 

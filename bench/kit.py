@@ -15,3 +15,9 @@ REDIS_URL = os.environ.get("TABLANETTE_REDIS_URL", "redis://127.0.0.1:6379/0")
 def temp_arena(name: str) -> LocalArena:
     """An arena on ``REDIS_URL`` under a fresh prefix, logging to a temporary folder (``close()`` it)."""
     return LocalArena(Path(tempfile.mkdtemp(prefix=f"{name}-")), REDIS_URL, f"bench-{name}-{secrets.token_hex(4)}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system, every thread) process ``pid`` has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

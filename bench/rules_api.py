@@ -97,7 +97,7 @@ def main() -> None:
     arena = temp_arena("rules-api")
     try:  # the per-address rate limit is for strangers; this client asks as fast as it can
         _, port = arena.start_engine(TABLANETTE_RULES_RATE="1000000", TABLANETTE_RULES_BURST="1000000")
-        figures = asyncio.run(bench(port, start_pingpong(arena), calls, blocks))
+        figures = asyncio.run(bench(port, start_pingpong(arena)[0], calls, blocks))
     finally:
         arena.close()
     if args.json:

@@ -95,7 +95,7 @@ def main() -> None:
 
     arena = temp_arena("tournament")
     try:
-        echo = start_pingpong(arena)
+        echo, _ = start_pingpong(arena)
         ping_before = asyncio.run(bench_pingpong(echo, pings, 600))
         _, port = arena.start_engine()
         for b in bots:
