@@ -229,6 +229,12 @@ class LeagueKeys:
         return f"{self.base}:fit-los"
 
     @property
+    def fit_stamps(self) -> str:
+        """Hash: ``fit`` and ``fit-los`` -> a token written with each of those caches (in the same
+        transaction): a reader that parsed one before knows from a few bytes whether it changed."""
+        return f"{self.base}:fit-stamps"
+
+    @property
     def quarantine(self) -> str:
         """Hash: bot -> JSON {reason, match, at}: bots taken out of scheduling until an operator lifts it."""
         return f"{self.base}:quarantine"

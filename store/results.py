@@ -9,6 +9,7 @@ page asked for. The web ladder and the CLI read results only through here.
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,10 @@ from .leagues import LeagueError
 
 MATCH_FIELDS = ("status", "seats", "result", "finished_at", "elo", "round", "error", "score")
 TROUBLE_FIELDS = ("first_error", "attempts", "interruptions", "interrupted", "waiting")
+_STAMP_FIELDS = {"fit": "fit", "los": "fit-los"}
+"""The field of :attr:`LeagueKeys.fit_stamps` each cache's stamp is kept under."""
+_PARSED_LIMIT = 32
+"""Parsed caches a reader keeps (one or two per league it shows)."""
 
 
 @dataclass
@@ -65,6 +70,8 @@ class LeagueResults:
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.r = client
         self.prefix = prefix
+        self._parsed: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+        """(league, cache) -> (stamp, the cache as parsed when it had that stamp): see :meth:`cached`."""
 
     def keys(self, league_id: str) -> LeagueKeys:
         """The league's keys; :class:`LeagueError` if there is no such league."""
@@ -184,14 +191,38 @@ class LeagueResults:
         return int(self.r.llen(self.keys(league_id).outcomes))
 
     def cached(self, league_id: str, what: str = "fit") -> dict[str, Any] | None:
-        """The cached fitted ladder (``fit``) or LOS matrix (``los``), or None."""
+        """The cached fitted ladder (``fit``) or LOS matrix (``los``), or None.
+
+        The fit of a big league is a few hundred KB of JSON, read by every ladder and bot page: it is
+        parsed once per change, not once per page. Each :meth:`cache` writes a new stamp beside it,
+        and a reader that holds the parse for the current stamp reads only the stamp. Callers must
+        not change what this returns: the same object goes to every caller until the cache changes.
+        """
         keys = self.keys(league_id)
+        field = _STAMP_FIELDS[what]
+        stamp = self.r.hget(keys.fit_stamps, field)
+        parsed = self._parsed.get((league_id, field))
+        if stamp is not None and parsed is not None and parsed[0] == text(stamp):
+            return parsed[1]
+        # Read after the stamp, so the data is at least as new as it: at worst parsed again next time.
         raw = self.r.get(keys.fit if what == "fit" else keys.fit_los)
-        return None if raw is None else dict(json.loads(raw))
+        if raw is None:
+            return None
+        data = dict(json.loads(raw))
+        if stamp is None:  # cached before stamps existed: stamp it, and keep the parse from the next read on
+            self.r.hsetnx(keys.fit_stamps, field, secrets.token_hex(8))
+            return data
+        if len(self._parsed) >= _PARSED_LIMIT:
+            self._parsed.clear()
+        self._parsed[(league_id, field)] = (text(stamp), data)
+        return data
 
     def cache(self, league_id: str, what: str, data: dict[str, Any]) -> None:
         keys = self.keys(league_id)
-        self.r.set(keys.fit if what == "fit" else keys.fit_los, json.dumps(data, separators=(",", ":")))
+        pipe = self.r.pipeline(transaction=True)  # the stamp changes with the data, never apart from it
+        pipe.set(keys.fit if what == "fit" else keys.fit_los, json.dumps(data, separators=(",", ":")))
+        pipe.hset(keys.fit_stamps, _STAMP_FIELDS[what], secrets.token_hex(8))
+        pipe.execute()
 
     # --------------------------------------------------------- records
 
