@@ -365,37 +365,51 @@ class Gateway:
     # ------------------------------------------------------------ dispatch
 
     async def request_play(self, req: dpb.PlayRequest) -> dpb.PlayResponse:
-        """Forward one turn to the bot and wait for its legal answer (see module doc).
+        """Forward one turn to the bot and wait for its legal answer (see module doc): :meth:`ask`."""
+        return await self.ask(req.bot_name, req.game, req.turn, req.grace_ms, req.clock, req.wall_cap_ms)
 
-        On the CPU clock (``req.clock``), a bot its host meters has ``time_left_ms``
+    async def ask(
+        self,
+        bot: str,
+        game: apb.GameStarted,
+        turn: apb.Turn,
+        grace_ms: int = 0,
+        clock: apb.Clock = apb.CLOCK_WALL,
+        wall_cap_ms: int = 0,
+    ) -> dpb.PlayResponse:
+        """A ``RequestPlay`` in its parts, as a match played on this replica asks each turn (no
+        request message to build and copy a move). ``game`` is sent only before the bot's first turn
+        of the game; ``grace_ms`` 0 is this replica's grace period.
+
+        On the CPU clock (``clock``), a bot its host meters has ``time_left_ms``
         of CPU time within ``wall_cap_ms`` of wall-clock time (:mod:`engine_service.meters`).
         """
         started = time.monotonic()
-        bot, game_id = req.bot_name, req.turn.game_id
-        grace = (req.grace_ms or self.settings.grace_ms) / 1000
-        move_time = max(req.turn.time_left_ms, 1) / 1000
+        game_id = turn.game_id
+        grace = (grace_ms or self.settings.grace_ms) / 1000
+        move_time = max(turn.time_left_ms, 1) / 1000
         outcome = dpb.PlayResponse
-        pending = PendingTurn(req.turn, asyncio.get_running_loop().create_future())
+        pending = PendingTurn(turn, asyncio.get_running_loop().create_future())
         self.pending[(bot, game_id)] = pending
         watch: Watch | None = None
         try:
             conn = await self._wait_for(bot, grace, pending)
             while conn is not None:
                 if game_id not in conn.announced:
-                    conn.send(apb.ServerMessage(game_started=req.game))
+                    conn.send(apb.ServerMessage(game_started=game))
                     conn.announced.add(game_id)
-                if req.clock == apb.CLOCK_CPU:
+                if clock == apb.CLOCK_CPU:
                     watch = self.meters.watch(bot, move_time)
-                wait = max(req.wall_cap_ms / 1000, move_time) if watch is not None else move_time
+                wait = max(wall_cap_ms / 1000, move_time) if watch is not None else move_time
                 msg = apb.ServerMessage()  # the turn is written into it: a message put in a field is copied
                 if conn.packed:
-                    msg.turn.CopyFrom(req.turn)
+                    msg.turn.CopyFrom(turn)
                 else:
-                    msg.turn.CopyFrom(convert.named_turn(req.turn))
-                turn = msg.turn
-                turn.deadline_unix_ms = int((time.time() + wait) * 1000)
-                turn.time_left_ms = int(move_time * 1000)
-                turn.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
+                    msg.turn.CopyFrom(convert.named_turn(turn))
+                sending = msg.turn
+                sending.deadline_unix_ms = int((time.time() + wait) * 1000)
+                sending.time_left_ms = int(move_time * 1000)
+                sending.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
                 sent = time.monotonic()
                 conn.send(msg)
                 await _answer_close_or_timeout(conn, pending, wait, watch)

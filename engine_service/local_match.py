@@ -4,7 +4,7 @@ When the session registry puts every bot of a match on one replica, the match
 runner asks that replica to play it (``Dispatch.PlayMatch``) instead of calling
 ``RequestPlay`` for every move. The replica runs the same loop the runner would:
 the turn built with :class:`engine_service.turns.TurnBuilder`, asked with the
-gateway's own :meth:`~engine_service.gateway.Gateway.request_play`, applied with
+gateway's own :meth:`~engine_service.gateway.Gateway.ask` (``RequestPlay`` in its parts), applied with
 :func:`engine_service.turns.apply_response`, and sends one event per turn,
 in batches: whatever happened within :data:`BATCH_WINDOW_S` of a first event goes
 in one message (a write per move would cost as much as the move).
@@ -99,16 +99,7 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
             yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=f"bot {bot!r} is not connected here")
             return
         turn = turns.turn(turn_id)
-        resp = await gateway.request_play(
-            dpb.PlayRequest(
-                bot_name=bot,
-                game=games[seat],
-                turn=turn,
-                grace_ms=HANDOFF_GRACE_MS,
-                clock=req.clock,
-                wall_cap_ms=req.wall_cap_ms,
-            )
-        )
+        resp = await gateway.ask(bot, games[seat], turn, HANDOFF_GRACE_MS, req.clock, req.wall_cap_ms)
         if resp.outcome == Outcome.DISCONNECTED or resp.arena_fault:
             why = "could not reach its store" if resp.arena_fault else f"bot {bot!r} disconnected"
             yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=why)
