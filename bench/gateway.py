@@ -57,7 +57,7 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.kit import REDIS_URL, cpu_seconds, temp_arena  # noqa: E402
+from bench.kit import REDIS_URL, CpuMeter, counting, temp_arena  # noqa: E402
 from cli.local import LocalArena as Arena  # noqa: E402
 from engine_service.rules import Rules  # noqa: E402
 from worker.match_runner import MatchRunner  # noqa: E402
@@ -70,11 +70,10 @@ async def bench_moves(
     replica_matches: bool = True,
     bots: tuple[str, str] = ("bench-a", "bench-b"),
     clock: str = "wall",
-    cpu: list[float] | None = None,
+    cpu: CpuMeter | None = None,
 ) -> tuple[float, int]:
-    """Seconds and moves for ``matches`` one-deal matches between ``bots`` (on the league clock ``clock``).
-
-    ``cpu``: [pid, seconds]: the CPU seconds process ``pid`` used during those matches are added."""
+    """Seconds and moves for ``matches`` one-deal matches between ``bots`` (on the league clock ``clock``);
+    ``cpu`` counts what its process used during them."""
     from redis.asyncio import Redis
 
     redis = Redis.from_url(REDIS_URL)
@@ -83,15 +82,13 @@ async def bench_moves(
     tag = ("replica" if replica_matches else "turns") + "/" + bots[0] + "/" + clock
     try:
         await runner.play(Rules.preset("tablic", deals=1), "warm-up", list(bots), f"bench/{tag}/warm")
-        used = cpu_seconds(int(cpu[0])) if cpu else 0.0
-        start = time.perf_counter()
-        for i in range(matches):
-            game_id = f"bench/{tag}/{time.monotonic_ns()}/{i}"
-            out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", list(bots), game_id)
-            moves += out.moves
-        elapsed = time.perf_counter() - start
-        if cpu:
-            cpu[1] += cpu_seconds(int(cpu[0])) - used
+        with counting(cpu):
+            start = time.perf_counter()
+            for i in range(matches):
+                game_id = f"bench/{tag}/{time.monotonic_ns()}/{i}"
+                out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", list(bots), game_id)
+                moves += out.moves
+            elapsed = time.perf_counter() - start
     finally:
         await runner.close()
         await redis.aclose()
@@ -122,7 +119,7 @@ def start_pingpong(arena: Arena) -> tuple[int, int]:
     return int(m.group(1)), echo.popen.pid
 
 
-async def bench_pingpong(port: int, count: int, size: int, cpu: list[float] | None = None) -> float:
+async def bench_pingpong(port: int, count: int, size: int, cpu: CpuMeter | None = None) -> float:
     """Seconds for ``count`` round trips of ``size`` bytes; ``cpu`` as in :func:`bench_moves`."""
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     call = channel.stream_stream("/bench.PingPong/Stream")()
@@ -130,14 +127,12 @@ async def bench_pingpong(port: int, count: int, size: int, cpu: list[float] | No
     for _ in range(100):  # warm-up
         await call.write(payload)
         await call.read()
-    used = cpu_seconds(int(cpu[0])) if cpu else 0.0
-    start = time.perf_counter()
-    for _ in range(count):
-        await call.write(payload)
-        await call.read()
-    elapsed = time.perf_counter() - start
-    if cpu:
-        cpu[1] += cpu_seconds(int(cpu[0])) - used
+    with counting(cpu):
+        start = time.perf_counter()
+        for _ in range(count):
+            await call.write(payload)
+            await call.read()
+        elapsed = time.perf_counter() - start
     await call.done_writing()
     await channel.close()
     return elapsed
@@ -158,13 +153,11 @@ def main() -> None:
     apart: list[float] = []
     named: list[float] = []
     ping: list[float] = []
-    engine_cpu: list[float] = []  # [pid, seconds] while the answering bots in processes of their own play
-    echo_cpu: list[float] = []  # [pid, seconds] during the ping-pong
     apart_moves = 0
     moves = 0
     try:
         engine, port = arena.start_engine()
-        engine_cpu += [engine.popen.pid, 0.0]
+        engine_cpu = CpuMeter(engine.popen.pid)  # while the answering bots in processes of their own play
         for name in ("bench-a", "bench-b"):
             arena.start_python_bot("random", name, arena.add_bot(name), port)
         inline_bots = ("inline-a", "inline-b")
@@ -175,7 +168,7 @@ def main() -> None:
         named_bots = start_answering_bots(arena, port, ("named-a", "named-b"), "--named")
         arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *apart_bots, *named_bots)
         echo, echo_pid = start_pingpong(arena)
-        echo_cpu += [echo_pid, 0.0]
+        echo_cpu = CpuMeter(echo_pid)
         for _ in range(blocks):
             for out, kw in (
                 (replica, {}),
@@ -197,8 +190,8 @@ def main() -> None:
     replica_us, inline_us, turns_us, raw_us, apart_us, named_us, ping_us = (
         statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, apart, named, ping)
     )
-    engine_cpu_us = engine_cpu[1] / apart_moves * 1e6
-    echo_cpu_us = echo_cpu[1] / (pings * blocks) * 1e6
+    engine_cpu_us = engine_cpu.seconds / apart_moves * 1e6
+    echo_cpu_us = echo_cpu.seconds / (pings * blocks) * 1e6
     figures = {
         "moves": moves,
         "engine_cpu_per_move_us": round(engine_cpu_us, 1),

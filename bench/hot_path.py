@@ -73,7 +73,7 @@ async def answer(gateway: Gateway, conn: BotConnection, pick: random.Random) -> 
 
 
 async def play(matches: int, seed: int) -> tuple[float, int]:
-    """Seconds and moves for ``matches`` whole matches played on a gateway whose bots answer in-process."""
+    """CPU seconds and moves for ``matches`` whole matches played on a gateway whose bots answer in-process."""
     # No store, no admission: no stream ever connects here.
     gateway = Gateway(ArenaSettings(), None, None, None)  # type: ignore[arg-type,call-arg]
     pick = random.Random(seed)
@@ -108,7 +108,7 @@ def per_move(builder: type, matches: int, seed: int) -> float:
 
 
 def build_only(builder: type, matches: int, seed: int) -> float:
-    """µs per turn to build every turn of ``matches`` whole matches (random legal plays), and nothing else."""
+    """CPU µs per turn to build every turn of ``matches`` whole matches (random legal plays), and nothing else."""
     pick = random.Random(seed)
     spent = 0.0
     turns = 0

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from cli.local import LocalArena
@@ -21,3 +24,24 @@ def cpu_seconds(pid: int) -> float:
     """CPU time (user and system, every thread) process ``pid`` has used so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class CpuMeter:
+    """The CPU seconds process ``pid`` used inside :meth:`counting` blocks, added up."""
+
+    pid: int
+    seconds: float = 0.0
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[None]:
+        start = cpu_seconds(self.pid)
+        try:
+            yield
+        finally:
+            self.seconds += cpu_seconds(self.pid) - start
+
+
+def counting(meter: CpuMeter | None) -> contextlib.AbstractContextManager[None]:
+    """``meter.counting()``, or nothing to count when there is no meter."""
+    return meter.counting() if meter is not None else contextlib.nullcontext()
