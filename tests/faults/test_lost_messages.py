@@ -85,6 +85,11 @@ def _wait(check: object, timeout: float, what: str) -> object:
     raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def _at_least(count: int, ids: list[str]) -> list[str] | None:
+    """``ids`` once there are ``count`` of them (None before: keep waiting)."""
+    return ids if len(ids) >= count else None
+
+
 def _queued_in_broker(server: PrivateRedis) -> list[str]:
     """The match ids of the messages waiting in the broker's queue (Celery's message protocol 2)."""
     ids = []
@@ -111,7 +116,8 @@ def test_matches_lost_with_a_redis_restart_are_sent_again(
     caplog.set_level(logging.WARNING, logger="tablanette")
     thread.start()
     try:
-        sent = _wait(lambda: _queued_in_broker(private_redis), 30, "the first matches in the broker")
+        # Wait for the whole window, not the first message: the feeder sends one message at a time.
+        sent = _wait(lambda: _at_least(2, _queued_in_broker(private_redis)), 30, "the first matches in the broker")
         assert len(sent) == 2, sent  # the window
         in_flight = sorted(store.in_flight("lost"))
         assert sent == in_flight
@@ -119,8 +125,10 @@ def test_matches_lost_with_a_redis_restart_are_sent_again(
         private_redis.kill()
         time.sleep(down_s)
         private_redis.start()
-        again = _wait(lambda: _queued_in_broker(private_redis), 30, "the lost matches to be sent again")
-        assert again == in_flight == sorted(store.in_flight("lost"))
+        again = _wait(
+            lambda: _at_least(len(in_flight), _queued_in_broker(private_redis)), 30, "the lost matches to be sent again"
+        )
+        assert again == in_flight == sorted(store.in_flight("lost"))  # each once: none lost, none sent twice
         assert "re-sending every match in flight" in caplog.text
     finally:
         stop.set()
