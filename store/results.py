@@ -24,8 +24,6 @@ from .leagues import LeagueError
 
 MATCH_FIELDS = ("status", "seats", "result", "finished_at", "elo", "round", "error", "score")
 TROUBLE_FIELDS = ("first_error", "attempts", "interruptions", "interrupted", "waiting")
-_STAMP_FIELDS = {"fit": "fit", "los": "fit-los"}
-"""The field of :attr:`LeagueKeys.fit_stamps` each cache's stamp is kept under."""
 _PARSED_LIMIT = 32
 """Parsed caches a reader keeps (one or two per league it shows)."""
 
@@ -199,13 +197,13 @@ class LeagueResults:
         not change what this returns: the same object goes to every caller until the cache changes.
         """
         keys = self.keys(league_id)
-        field = _STAMP_FIELDS[what]
+        key, field = _cache_keys(keys, what)
         stamp = self.r.hget(keys.fit_stamps, field)
         parsed = self._parsed.get((league_id, field))
         if stamp is not None and parsed is not None and parsed[0] == text(stamp):
             return parsed[1]
         # Read after the stamp, so the data is at least as new as it: at worst parsed again next time.
-        raw = self.r.get(keys.fit if what == "fit" else keys.fit_los)
+        raw = self.r.get(key)
         if raw is None:
             return None
         data = dict(json.loads(raw))
@@ -220,8 +218,9 @@ class LeagueResults:
     def cache(self, league_id: str, what: str, data: dict[str, Any]) -> None:
         keys = self.keys(league_id)
         pipe = self.r.pipeline(transaction=True)  # the stamp changes with the data, never apart from it
-        pipe.set(keys.fit if what == "fit" else keys.fit_los, json.dumps(data, separators=(",", ":")))
-        pipe.hset(keys.fit_stamps, _STAMP_FIELDS[what], secrets.token_hex(8))
+        key, field = _cache_keys(keys, what)
+        pipe.set(key, json.dumps(data, separators=(",", ":")))
+        pipe.hset(keys.fit_stamps, field, secrets.token_hex(8))
         pipe.execute()
 
     # --------------------------------------------------------- records
@@ -248,6 +247,12 @@ def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:
         setattr(row, f, int(stats.get(f, 0)))
     row.last_played = float(stats["last_played"]) if "last_played" in stats else None
     return row
+
+
+def _cache_keys(keys: LeagueKeys, what: str) -> tuple[str, str]:
+    """The key of the fitted ladder (``fit``) or LOS matrix (``los``) cache, and the field of
+    :attr:`LeagueKeys.fit_stamps` its stamp is kept under."""
+    return (keys.fit, "fit") if what == "fit" else (keys.fit_los, "fit-los")
 
 
 def _match_row(match_id: str, fields: Sequence[bytes | None]) -> dict[str, Any]:
