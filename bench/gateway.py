@@ -36,15 +36,21 @@ engine service's (every thread) per move while the answering bots in processes
 of their own play, beside the echo server's per round trip. That ratio moves
 only when the engine's own work per move does.
 
-The three alternate in blocks, so machine load hits all alike; the medians of
-the blocks are kept. Run: ``python bench/gateway.py [--quick] [--json]`` (needs
-Redis at TABLANETTE_REDIS_URL or 127.0.0.1:6379; uses its own key prefix).
+They alternate in blocks, with a ping-pong before the first block and after
+every block; each block's ratios are taken against the mean of the two
+ping-pongs around it, and the medians of those ratios are printed. A virtual
+machine's speed drifts from minute to minute (another tenant takes the cores),
+so a ratio between figures measured minutes apart would be partly that drift.
+
+Run: ``python bench/gateway.py [--quick] [--json]`` (needs Redis at TABLANETTE_REDIS_URL or
+127.0.0.1:6379; uses its own key prefix).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import re
 import statistics
@@ -169,6 +175,7 @@ def main() -> None:
         arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *apart_bots, *named_bots)
         echo, echo_pid = start_pingpong(arena)
         echo_cpu = CpuMeter(echo_pid)
+        ping.append(asyncio.run(bench_pingpong(echo, pings, 600, echo_cpu)) / pings)
         for _ in range(blocks):
             for out, kw in (
                 (replica, {}),
@@ -190,8 +197,14 @@ def main() -> None:
     replica_us, inline_us, turns_us, raw_us, apart_us, named_us, ping_us = (
         statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, apart, named, ping)
     )
+    around = [(a + b) / 2 for a, b in itertools.pairwise(ping)]  # each block's ping-pong: before and after it
+
+    def ratio(moves: list[float]) -> float:
+        """The median over blocks of a block's move time over the ping-pong around that block."""
+        return round(statistics.median(m / p for m, p in zip(moves, around, strict=True)), 2)
+
     engine_cpu_us = engine_cpu.seconds / apart_moves * 1e6
-    echo_cpu_us = echo_cpu.seconds / (pings * blocks) * 1e6
+    echo_cpu_us = echo_cpu.seconds / (pings * len(ping)) * 1e6
     figures = {
         "moves": moves,
         "engine_cpu_per_move_us": round(engine_cpu_us, 1),
@@ -200,18 +213,18 @@ def main() -> None:
         "move_round_trip_us": round(replica_us, 1),
         "moves_per_second": round(1e6 / replica_us, 1),
         "inline_move_us": round(inline_us, 1),
-        "inline_ratio": round(inline_us / ping_us, 2),
+        "inline_ratio": ratio(inline),
         "turn_by_turn_move_us": round(turns_us, 1),
         "answering_bots_move_us": round(raw_us, 1),
-        "pingpongs": pings * blocks,
+        "pingpongs": pings * len(ping),
         "pingpong_round_trip_us": round(ping_us, 1),
-        "ratio": round(replica_us / ping_us, 2),
-        "turn_by_turn_ratio": round(turns_us / ping_us, 2),
-        "answering_bots_ratio": round(raw_us / ping_us, 2),
+        "ratio": ratio(replica),
+        "turn_by_turn_ratio": ratio(turns),
+        "answering_bots_ratio": ratio(raw),
         "answering_bots_apart_move_us": round(apart_us, 1),
-        "answering_bots_apart_ratio": round(apart_us / ping_us, 2),
+        "answering_bots_apart_ratio": ratio(apart),
         "named_turns_move_us": round(named_us, 1),
-        "named_turns_ratio": round(named_us / ping_us, 2),
+        "named_turns_ratio": ratio(named),
     }
     if args.json:
         print(json.dumps(figures))
@@ -219,7 +232,7 @@ def main() -> None:
     print(f"one move through the engine service vs raw gRPC ping-pong (same run, loopback; medians of {blocks} blocks)")
     print(
         f"  raw bidi ping-pong           {ping_us:8.1f} µs/round trip   "
-        f"({pings * blocks} round trips, 600-byte messages)"
+        f"({pings * len(ping)} round trips, 600-byte messages; ratios: the median of each block's own)"
     )
     print(
         f"  move, played on the replica  {replica_us:8.1f} µs/move         ({figures['ratio']:.2f} × ping-pong, "

@@ -63,11 +63,20 @@ class PendingTurn:
     numbers, or named plays). Most bots answer by index, so plays are named or parsed only on demand."""
 
     turn: apb.Turn
-    future: asyncio.Future[gpb.Play]
+    play: gpb.Play | None = None
+    """The bot's legal answer, once it came (the first answer stands)."""
     rejected: int = 0
     arena_fault: bool = False
     """The wait was held up by the replica's own store (Redis): a disconnect is then not the bot's fault."""
+    waiter: asyncio.Future[None] | None = None
+    """What the turn's wait is parked on (:func:`_answer_close_or_timeout`): the answer wakes it directly."""
     _legal: list[Play] | None = None
+
+    def answered(self, play: gpb.Play) -> None:
+        """The bot answered ``play`` (legal): wake the wait at once."""
+        self.play = play
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
 
     @property
     def turn_id(self) -> int:
@@ -166,7 +175,9 @@ async def _answer_close_or_timeout(
     """Until the bot answers, its stream closes, ``timeout`` passes, or its CPU meter says its budget
     is spent or the meter went away (``watch``): whichever comes first.
 
-    One future and a few callbacks: no task per turn (this runs for every move).
+    One future, which the answer sets itself (:meth:`PendingTurn.answered`: no callback in
+    between, so no extra turn of the event loop), a timer and the stream's and meter's
+    callbacks; no task per turn (this runs for every move).
     """
     loop = asyncio.get_running_loop()
     woken: asyncio.Future[None] = loop.create_future()
@@ -175,20 +186,20 @@ async def _answer_close_or_timeout(
         if not woken.done():
             woken.set_result(None)
 
-    pending.future.add_done_callback(wake)
+    pending.waiter = woken
     if watch is not None:
         watch.over.add_done_callback(wake)
         watch.final.add_done_callback(wake)
     timer = loop.call_later(timeout, wake)
     conn.waiting.add(woken)
-    if conn.closed.is_set() or pending.future.done():
+    if conn.closed.is_set() or pending.play is not None:
         wake()
     try:
         await woken
     finally:
         timer.cancel()
         conn.waiting.discard(woken)
-        pending.future.remove_done_callback(wake)
+        pending.waiter = None
         if watch is not None:
             watch.over.remove_done_callback(wake)
             watch.final.remove_done_callback(wake)
@@ -352,9 +363,9 @@ class Gateway:
             pending.rejected += 1
             conn.send(_rejected(move, reason))
             return False
-        if pending.future.done():  # answered already (the first answer stands)
+        if pending.play is not None:  # answered already (the first answer stands)
             return False
-        pending.future.set_result(play)
+        pending.answered(play)
         return True
 
     def _arrived(self, bot: str) -> None:
@@ -389,7 +400,7 @@ class Gateway:
         grace = (grace_ms or self.settings.grace_ms) / 1000
         move_time = max(turn.time_left_ms, 1) / 1000
         outcome = dpb.PlayResponse
-        pending = PendingTurn(turn, asyncio.get_running_loop().create_future())
+        pending = PendingTurn(turn)
         self.pending[(bot, game_id)] = pending
         watch: Watch | None = None
         try:
@@ -413,9 +424,9 @@ class Gateway:
                 sent = time.monotonic()
                 conn.send(msg)
                 await _answer_close_or_timeout(conn, pending, wait, watch)
-                if watch is not None and watch.lost and not pending.future.done():  # the arena's fault: wall cap only
+                if watch is not None and watch.lost and pending.play is None:  # the arena's fault: wall cap only
                     await _answer_close_or_timeout(conn, pending, wait - (time.monotonic() - sent))
-                if pending.future.done():
+                if pending.play is not None:
                     return await self._response(outcome.PLAYED, pending, started, watch)
                 if not conn.closed.is_set():
                     return await self._response(outcome.TIMEOUT, pending, started, watch)
@@ -439,8 +450,8 @@ class Gateway:
             elapsed_ms=int((time.monotonic() - started) * 1000),
             arena_fault=pending.arena_fault,
         )
-        if pending.future.done():
-            resp.play.CopyFrom(pending.future.result())
+        if pending.play is not None:
+            resp.play.CopyFrom(pending.play)
         if watch is not None and (used := await self.meters.finish(watch)) is not None:
             resp.cpu_metered, resp.cpu_us = True, used
         return resp

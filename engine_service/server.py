@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -44,14 +43,12 @@ SERVICES = (
 
 
 class BotGatewayServicer(arena_pb2_grpc.BotGatewayServicer):
+    """``Connect`` is the gateway's own :meth:`~engine_service.gateway.Gateway.connect` (an async
+    generator gRPC drives directly): a wrapper would cost a generator step for every message."""
+
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
-
-    async def Connect(
-        self, request_iterator: AsyncIterator[arena_pb2.BotMessage], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[arena_pb2.ServerMessage]:
-        async for msg in self.gateway.connect(request_iterator, context):
-            yield msg
+        self.Connect = gateway.connect
 
 
 def server_options(settings: ArenaSettings) -> list[tuple[str, int]]:
