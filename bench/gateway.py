@@ -27,14 +27,21 @@ the real per-move cost, observation and legal plays included:
 - **the same, turns named**: those bots again, but not asking for the packed
   form (docs/protocol.md#the-packed-form): every turn is spelled out in card
   names, as before the form existed. The difference is what the form saves.
+- **floor**: the same bots (one process each) against bench/floor_server.py,
+  the least a replica written in Python on grpc.aio can do for a move: the
+  real protocol, rules and turn builder, a reader task and a queue per bot's
+  stream, and nothing else of the engine service (no admission, registry,
+  limits, clocks, reconnects or runner). The engine's distance from it is what
+  its guarantees and its design cost; the floor's distance from the ping-pong is
+  what playing the game in Python costs at all.
 - **ping-pong**: a raw bidirectional gRPC stream (no protobuf, no logic) echoing a
   message of similar size between two processes.
 
 Wall-clock time on this 2-core machine mixes the engine's work with how the
 kernel schedules five busy processes, so the run also prints **CPU time**: the
 engine service's (every thread) per move while the answering bots in processes
-of their own play, beside the echo server's per round trip. That ratio moves
-only when the engine's own work per move does.
+of their own play, beside the echo server's per round trip and the floor
+server's per move.
 
 They alternate in blocks, with a ping-pong before the first block and after
 every block; each block's ratios are taken against the mean of the two
@@ -114,6 +121,25 @@ def start_answering_bots(
     return names
 
 
+def start_floor(arena: Arena) -> tuple[int, int]:
+    """bench/floor_server.py as a child of ``arena``; returns its port and pid."""
+    floor = arena.spawn("floor", [sys.executable, str(ROOT / "bench/floor_server.py")])
+    port = int(floor.wait_for(r"listening on [\d.]+:(\d+)", "the floor server").group(1))
+    return port, floor.popen.pid
+
+
+async def bench_floor(port: int, matches: int, cpu: CpuMeter | None = None) -> tuple[float, int]:
+    """Seconds and moves for ``matches`` one-deal matches on the floor server (a warm-up match first)."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        play = channel.unary_unary("/bench.Floor/Play")
+        await play(b"1")
+        with counting(cpu):
+            start = time.perf_counter()
+            moves = int(await play(str(matches).encode()))
+            elapsed = time.perf_counter() - start
+    return elapsed, moves
+
+
 def start_pingpong(arena: Arena) -> tuple[int, int]:
     """The raw echo server (bench/pingpong_server.py) as a child of ``arena``; returns its port and pid."""
     echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
@@ -158,8 +184,9 @@ def main() -> None:
     raw: list[float] = []
     apart: list[float] = []
     named: list[float] = []
+    floor: list[float] = []
     ping: list[float] = []
-    apart_moves = 0
+    apart_moves = floor_moves = 0
     moves = 0
     try:
         engine, port = arena.start_engine()
@@ -173,6 +200,9 @@ def main() -> None:
         apart_bots = start_answering_bots(arena, port, ("apart-a", "apart-b"), separate=True)
         named_bots = start_answering_bots(arena, port, ("named-a", "named-b"), "--named")
         arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *apart_bots, *named_bots)
+        floor_port, floor_pid = start_floor(arena)
+        floor_cpu = CpuMeter(floor_pid)
+        start_answering_bots(arena, floor_port, ("floor-a", "floor-b"), separate=True)
         echo, echo_pid = start_pingpong(arena)
         echo_cpu = CpuMeter(echo_pid)
         ping.append(asyncio.run(bench_pingpong(echo, pings, 600, echo_cpu)) / pings)
@@ -190,12 +220,15 @@ def main() -> None:
                 out.append(seconds / n)
                 moves += n
                 apart_moves += n if out is apart else 0
+            seconds, n = asyncio.run(bench_floor(floor_port, matches, floor_cpu))
+            floor.append(seconds / n)
+            floor_moves += n
             ping.append(asyncio.run(bench_pingpong(echo, pings, 600, echo_cpu)) / pings)
     finally:
         arena.close()
 
-    replica_us, inline_us, turns_us, raw_us, apart_us, named_us, ping_us = (
-        statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, apart, named, ping)
+    replica_us, inline_us, turns_us, raw_us, apart_us, named_us, floor_us, ping_us = (
+        statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, apart, named, floor, ping)
     )
     around = [(a + b) / 2 for a, b in itertools.pairwise(ping)]  # each block's ping-pong: before and after it
 
@@ -205,11 +238,14 @@ def main() -> None:
 
     engine_cpu_us = engine_cpu.seconds / apart_moves * 1e6
     echo_cpu_us = echo_cpu.seconds / (pings * len(ping)) * 1e6
+    floor_cpu_us = floor_cpu.seconds / floor_moves * 1e6
     figures = {
         "moves": moves,
         "engine_cpu_per_move_us": round(engine_cpu_us, 1),
         "echo_cpu_per_round_trip_us": round(echo_cpu_us, 1),
         "engine_cpu_ratio": round(engine_cpu_us / echo_cpu_us, 2),
+        "floor_cpu_per_move_us": round(floor_cpu_us, 1),
+        "floor_cpu_ratio": round(floor_cpu_us / echo_cpu_us, 2),
         "move_round_trip_us": round(replica_us, 1),
         "moves_per_second": round(1e6 / replica_us, 1),
         "inline_move_us": round(inline_us, 1),
@@ -225,6 +261,9 @@ def main() -> None:
         "answering_bots_apart_ratio": ratio(apart),
         "named_turns_move_us": round(named_us, 1),
         "named_turns_ratio": ratio(named),
+        "floor_move_us": round(floor_us, 1),
+        "floor_ratio": ratio(floor),
+        "apart_vs_floor": round(statistics.median(a / f for a, f in zip(apart, floor, strict=True)), 2),
     }
     if args.json:
         print(json.dumps(figures))
@@ -259,8 +298,13 @@ def main() -> None:
         f"({figures['named_turns_ratio']:.2f} × ping-pong: without the packed form)"
     )
     print(
+        f"  floor: a minimal replica     {floor_us:8.1f} µs/move         "
+        f"({figures['floor_ratio']:.2f} × ping-pong; the line above is {figures['apart_vs_floor']:.2f} × this)"
+    )
+    print(
         f"  CPU: engine {engine_cpu_us:6.1f} µs/move (bots in processes of their own) vs echo server "
-        f"{echo_cpu_us:5.1f} µs/round trip: {figures['engine_cpu_ratio']:.2f} ×"
+        f"{echo_cpu_us:5.1f} µs/round trip: {figures['engine_cpu_ratio']:.2f} ×; "
+        f"floor {floor_cpu_us:5.1f} µs/move: {figures['floor_cpu_ratio']:.2f} ×"
     )
     print(f"  ({moves} moves in {6 * blocks * (matches + 1)} one-deal matches; the first three lines: Python SDK bots)")
 
