@@ -34,6 +34,8 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_MAX_ATTEMPTS`` | ``5`` | failed attempts before a match is marked failed (arena faults never count) |
 | ``TABLANETTE_RESTORE_INTERVAL`` | ``10`` | seconds between sweeps returning abandoned matches to the queue |
 | ``TABLANETTE_TLS_CA`` | unset | CA certificate (PEM) to reach engine replicas that serve TLS |
+| ``TABLANETTE_METRICS_PORT`` | unset | serve Prometheus metrics on this port (``0``: a free one, printed) |
+| ``TABLANETTE_METRICS_HOST`` | ``127.0.0.1`` | where metrics are served (``0.0.0.0``: for a scraper elsewhere) |
 
 >>> s = load_settings(port=0, prefix="doc")
 >>> s.prefix, s.port, s.broker_url == s.redis_url
@@ -98,6 +100,9 @@ class ArenaSettings(BaseSettings):
     )
     restore_interval: int = Field(10, ge=1)
     tls_ca: str | None = None
+    # every long-running process (telemetry)
+    metrics_port: int | None = Field(None, ge=0, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     @model_validator(mode="after")
     def _derive_and_check(self) -> ArenaSettings:

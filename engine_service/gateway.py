@@ -34,7 +34,7 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from config import ArenaSettings
-from engine_service import convert
+from engine_service import convert, metrics
 from engine_service.admission import Admission, is_quiet, short
 from engine_service.limits import RateLimit, peer_address
 from engine_service.meters import Meters, Watch
@@ -427,14 +427,14 @@ class Gateway:
                 if watch is not None and watch.lost and pending.play is None:  # the arena's fault: wall cap only
                     await _answer_close_or_timeout(conn, pending, wait - (time.monotonic() - sent))
                 if pending.play is not None:
-                    return await self._response(outcome.PLAYED, pending, started, watch)
+                    return await self._response(bot, outcome.PLAYED, pending, started, watch)
                 if not conn.closed.is_set():
-                    return await self._response(outcome.TIMEOUT, pending, started, watch)
+                    return await self._response(bot, outcome.TIMEOUT, pending, started, watch)
                 if watch is not None:
                     await self.meters.finish(watch)
                     watch = None
                 conn = await self._wait_for(bot, grace, pending)
-            return await self._response(outcome.DISCONNECTED, pending, started)
+            return await self._response(bot, outcome.DISCONNECTED, pending, started)
         finally:
             if self.pending.get((bot, game_id)) is pending:
                 del self.pending[(bot, game_id)]
@@ -442,13 +442,17 @@ class Gateway:
                 self.meters.abandon(watch)
 
     async def _response(
-        self, outcome: dpb.PlayResponse.Outcome, pending: PendingTurn, started: float, watch: Watch | None = None
+        self,
+        bot: str,
+        outcome: dpb.PlayResponse.Outcome,
+        pending: PendingTurn,
+        started: float,
+        watch: Watch | None = None,
     ) -> dpb.PlayResponse:
+        elapsed = time.monotonic() - started
+        metrics.turn_ended(bot, outcome, elapsed)
         resp = dpb.PlayResponse(
-            outcome=outcome,
-            rejected=pending.rejected,
-            elapsed_ms=int((time.monotonic() - started) * 1000),
-            arena_fault=pending.arena_fault,
+            outcome=outcome, rejected=pending.rejected, elapsed_ms=int(elapsed * 1000), arena_fault=pending.arena_fault
         )
         if pending.play is not None:
             resp.play.CopyFrom(pending.play)

@@ -1,4 +1,4 @@
-"""The engine service process: bot gateway, Rules API, Dispatch, health, reflection.
+"""The engine service process: bot gateway, Rules API, Dispatch, health, reflection, metrics.
 
 ``tablanette serve`` runs :func:`run`. Servicers here only translate; the logic
 lives in :mod:`engine_service.gateway` and :mod:`engine_service.rules_api`.
@@ -16,7 +16,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+import telemetry
 from config import ArenaSettings
+from engine_service import metrics
 from engine_service.admission import Admission
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA, DispatchServicer
 from engine_service.gateway import Gateway
@@ -169,6 +171,7 @@ class EngineServer:
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.SERVING)
         self._upkeep = asyncio.create_task(self.gateway.upkeep())
         self._events = asyncio.create_task(self._follow_events())
+        metrics.count_connected(lambda: len(self.gateway.connections))
         log.info(
             "engine service listening on %s (%s), advertised as %s; redis %s, key prefix %r",
             f"{self.settings.host}:{self.port}",
@@ -211,6 +214,9 @@ async def serve(settings: ArenaSettings) -> None:
         f"engine service listening on {settings.host}:{port} (redis {settings.redis_url}, prefix {settings.prefix!r})",
         flush=True,
     )
+    if settings.metrics_port is not None:
+        metrics_port = telemetry.serve(settings.metrics_port, settings.metrics_host)
+        print(f"metrics on {settings.metrics_host}:{metrics_port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -13,7 +13,7 @@ if [ "$fast" = 0 ]; then
 fi
 echo "== ruff check"; ruff check .
 echo "== ruff format --check"; ruff format --check .
-echo "== mypy --strict"; mypy --strict engine_service config store worker scheduler web hosting cli bots
+echo "== mypy --strict"; mypy --strict engine_service config telemetry store worker scheduler web hosting cli bots
 if [ "$fast" = 1 ]; then
     echo "== pytest (fast tier)"; python -m pytest -m fast "$@"
 else

@@ -27,6 +27,8 @@ import redis.asyncio.retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
+from telemetry import REDIS_ERRORS
+
 log = logging.getLogger("tablanette.store")
 T = TypeVar("T")
 SOCKET_TIMEOUT = 5.0
@@ -43,7 +45,9 @@ _ENDED = [0]
 
 
 def _failed(what: str, error: Exception) -> None:
-    """Log an outage when it starts and every ``LOG_EVERY`` seconds while it lasts."""
+    """Count a failed try (``tablanette_redis_errors_total``); log an outage when it starts and every
+    ``LOG_EVERY`` seconds while it lasts."""
+    REDIS_ERRORS.inc()
     now = time.monotonic()
     with _LOCK:
         since = _DOWN_SINCE.setdefault(what, now)

@@ -13,8 +13,11 @@ import os
 import secrets
 import shutil
 import tempfile
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from cli.local import ROOT, Child, LocalArena, clear_prefix, free_port
 
@@ -30,8 +33,10 @@ __all__ = [
     "arena_fixture",
     "clear_prefix",
     "free_port",
+    "metrics_port",
     "new_arena",
     "readable_folder",
+    "scrape",
     "unique_prefix",
 ]
 
@@ -64,3 +69,21 @@ def readable_folder(prefix: str) -> Iterator[Path]:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def metrics_port(child: Child) -> int:
+    """The port of a process's metrics endpoint (started with ``TABLANETTE_METRICS_PORT=0``), from its log."""
+    return int(child.wait_for(r"metrics on [\d.]+:(\d+)", f"{child.name}'s metrics endpoint").group(1))
+
+
+def scrape(port: int) -> dict[str, float]:
+    """``GET /metrics`` on ``port``, as Prometheus reads it: ``{'name{label="value",...}': value}`` per sample
+    (labels sorted; a sample without labels is its bare name)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+        text = reply.read().decode()
+    samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()))
+            samples[f"{sample.name}{{{labels}}}" if labels else sample.name] = sample.value
+    return samples

@@ -1,7 +1,8 @@
 """The Celery app: Redis broker, late acknowledgement, one match at a time per process.
 
 Start a worker with ``celery -A worker.celery_app worker --pool threads -c 1 -Q <prefix>.matches``
-(``tablanette up`` does this). A worker killed mid-match never acknowledged it,
+(``tablanette up`` does this); with ``TABLANETTE_METRICS_PORT`` set it serves its
+metrics (:mod:`worker.metrics`). A worker killed mid-match never acknowledged it,
 so Redis hands the match to another worker after the visibility timeout; the
 match lease and the idempotent commit make sure it still counts exactly once.
 """
@@ -9,11 +10,15 @@ match lease and the idempotent commit make sure it still counts exactly once.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_init
 
+import telemetry
 from config import SettingsError, load_settings
 from store.keys import Keys
+from worker import metrics
 
 try:
     settings = load_settings()
@@ -40,3 +45,13 @@ app.conf.update(
     worker_hijack_root_logger=False,
     worker_send_task_events=False,
 )
+
+
+@worker_init.connect  # type: ignore[untyped-decorator]
+def serve_metrics(**_: Any) -> None:
+    """A worker serves its metrics (:mod:`worker.metrics`) when ``TABLANETTE_METRICS_PORT`` is set."""
+    if settings.metrics_port is None:
+        return
+    metrics.watch_queue(settings.broker_url, Keys(settings.prefix).celery + settings.queue)
+    port = telemetry.serve(settings.metrics_port, settings.metrics_host)
+    print(f"metrics on {settings.metrics_host}:{port}", flush=True)

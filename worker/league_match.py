@@ -48,6 +48,7 @@ from store.leases import MatchLease
 from store.ledger import NotLeaseHolder, mirror_unit
 from store.results import LeagueResults
 from store.slots import GameSlots
+from worker import metrics
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
 
 log = logging.getLogger("tablanette.worker")
@@ -149,6 +150,21 @@ def _attempt(
     worker_id: str,
 ) -> str:
     """One try at a claimed match: play it and commit it (``starts`` counts the tries that began)."""
+    with metrics.playing():
+        return _play_and_commit(store, keys, settings, match_id, lease, seed, seats, worker_id)
+
+
+def _play_and_commit(
+    store: LeagueStore,
+    keys: LeagueKeys,
+    settings: ArenaSettings,
+    match_id: str,
+    lease: MatchLease,
+    seed: str,
+    seats: list[str],
+    worker_id: str,
+) -> str:
+    started = time.monotonic()
     store.r.hincrby(keys.match(match_id), "starts", 1)
     store.ledger.set_state(keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}", waiting="")
     league = store.load(keys.league)  # the one reader of a league's settings
@@ -172,6 +188,7 @@ def _attempt(
     except NotLeaseHolder as exc:
         raise LeaseLost(str(exc)) from None
     if stored:
+        metrics.committed(seats, outcome.conduct, time.monotonic() - started)
         _quarantine_misbehaving(store, keys, league, match_id, seats, outcome)
     return "done" if stored else "already-done"
 

@@ -6,8 +6,9 @@ import redis
 from celery import Task
 from celery.utils.time import get_exponential_backoff_interval
 
+from worker import metrics
 from worker.celery_app import app, settings
-from worker.league_match import Transient, play_league_match
+from worker.league_match import ArenaFault, Transient, Waiting, play_league_match
 
 RETRY_BACKOFF_MAX = 60
 """Seconds: the longest wait between two tries of a match (a bot that connects late waits no longer)."""
@@ -17,9 +18,19 @@ RETRY_BACKOFF_MAX = 60
 def play_match(self: Task, league_id: str, match_id: str) -> str:
     """Play one league match (idempotent: safe to deliver twice)."""
     try:
-        return play_league_match(settings, league_id, match_id, worker_id=self.request.hostname or "worker")
+        outcome = play_league_match(settings, league_id, match_id, worker_id=self.request.hostname or "worker")
     except Transient as exc:
+        metrics.ended(transient_outcome(exc))
         raise self.retry(exc=exc, countdown=retry_countdown(exc, self.request.retries)) from None
+    metrics.ended(outcome)
+    return outcome
+
+
+def transient_outcome(exc: Transient) -> str:
+    """How a try that will be retried ended, as ``tablanette_matches_total`` names it."""
+    if isinstance(exc, Waiting):
+        return "waiting"
+    return "interrupted" if isinstance(exc, ArenaFault) else "retry"
 
 
 def retry_countdown(exc: Transient, retries: int) -> int:

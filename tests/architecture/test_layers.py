@@ -1,7 +1,7 @@
 """The rooms and their layers: imports run one way, and nothing imports in a circle.
 
     engine_service.rules, tablanette.v1   the pure rules engine; the generated wire code
-    config                                every process's settings
+    config | telemetry                    every process's settings | metrics (the shared series, the endpoint)
     store                                 every Redis key and script
     engine_service                        the gRPC engine service
     bots | worker                         bot SDK and built-in bots | Celery app and match runner
@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "engine_service.rules": 0,
     "tablanette": 0,
     "config": 1,
+    "telemetry": 1,
     "store": 2,
     "engine_service": 3,
     "bots": 4,
@@ -36,7 +37,19 @@ LAYERS: dict[str, int] = {
     "web": 7,
     "cli": 8,
 }
-ROOMS = ("engine_service", "tablanette", "config", "store", "bots", "worker", "scheduler", "web", "hosting", "cli")
+ROOMS = (
+    "engine_service",
+    "tablanette",
+    "config",
+    "telemetry",
+    "store",
+    "bots",
+    "worker",
+    "scheduler",
+    "web",
+    "hosting",
+    "cli",
+)
 
 
 def room_of(module: str) -> str | None:

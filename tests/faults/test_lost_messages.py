@@ -134,3 +134,32 @@ def test_matches_lost_with_a_redis_restart_are_sent_again(
         stop.set()
         thread.join(30)
     assert not thread.is_alive()
+
+
+def test_a_redis_outage_is_counted_in_the_metrics_and_the_queue_depth_rides_it_out(
+    private_redis: PrivateRedis,
+) -> None:
+    """``tablanette_redis_errors_total`` counts a ride-out client's failed tries while Redis is away, and
+    the queue-depth gauge leaves its figure out during the outage rather than hang the scrape."""
+    from prometheus_client import REGISTRY
+
+    from worker.metrics import QueueDepth
+
+    def errors() -> float:
+        return REGISTRY.get_sample_value("tablanette_redis_errors_total") or 0.0
+
+    client = connect(private_redis.url, ride_out=True)
+    depth = QueueDepth(private_redis.url, QUEUE)
+    client.rpush(QUEUE, "a", "b", "c")
+    assert [(m.name, m.samples[0].value) for m in depth.collect()] == [("tablanette_matches_queued", 3.0)]
+    before = errors()
+    private_redis.kill()
+    assert list(depth.collect()) == []  # no figure rather than a wrong one
+    assert errors() == before + 1
+    wrote = threading.Thread(target=client.set, args=("after-the-outage", "1"), daemon=True)
+    wrote.start()  # rides the outage out, counting every failed try
+    _wait(lambda: errors() >= before + 3, 30, "failed tries to be counted")
+    private_redis.start()
+    wrote.join(timeout=30)
+    assert not wrote.is_alive() and client.get("after-the-outage") == b"1"
+    assert [m.samples[0].value for m in depth.collect()] == [3.0]  # the AOF kept the queue
