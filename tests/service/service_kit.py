@@ -10,15 +10,21 @@ of those matches finished normally with a record that re-verifies.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import ipaddress
 import json
 import queue
+import shutil
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 from arena_harness import REDIS_URL, Arena, Proc
 from redis.asyncio import Redis
 
@@ -389,3 +395,59 @@ class Engine:
 
     def raw(self, **kwargs: Any) -> RawBot:
         return RawBot(self.port, **kwargs)
+
+
+OPENSSL = shutil.which("openssl")
+
+
+def self_signed(
+    directory: Path, common_name: str = "tablanette-test", ips: Sequence[str] = ("127.0.0.1",)
+) -> tuple[Path, Path]:
+    """A self-signed certificate for ``ips`` and localhost (its own CA) and its key, as PEM files.
+
+    Made with the ``cryptography`` package when it is installed, else with the ``openssl`` command.
+    """
+    cert_path, key_path = directory / f"{common_name}.crt", directory / f"{common_name}.key"
+    try:
+        _with_cryptography(common_name, cert_path, key_path, ips)
+    except ImportError:
+        if OPENSSL is None:
+            pytest.skip("neither the cryptography package nor openssl is available to make a certificate")
+        argv = [OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        argv += ["-days", "1", "-subj", f"/CN={common_name}", "-keyout", str(key_path), "-out", str(cert_path)]
+        names = ",".join(["DNS:localhost", *(f"IP:{ip}" for ip in ips)])
+        argv += ["-addext", f"subjectAltName={names}", "-addext", "basicConstraints=critical,CA:TRUE"]
+        subprocess.run(argv, check=True, capture_output=True, timeout=30)
+    return cert_path, key_path
+
+
+def _with_cryptography(common_name: str, cert_path: Path, key_path: Path, ips: Sequence[str]) -> None:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), *(x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips)]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )

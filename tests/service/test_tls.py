@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +12,7 @@ import pytest
 from arena_harness import REDIS_URL, Arena
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from redis.asyncio import Redis
-from service_kit import League, RawBot, check_clean, wait_until
+from service_kit import League, RawBot, check_clean, self_signed, wait_until
 
 from cli.local import CLI
 from engine_service.rules import Rules
@@ -23,56 +20,6 @@ from store.keys import Keys
 from store.leagues import LeagueStore
 from store.results import LeagueResults
 from worker.match_runner import MatchOutcome, MatchRunner
-
-OPENSSL = shutil.which("openssl")
-
-
-def self_signed(directory: Path, common_name: str = "tablanette-test") -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 / localhost (its own CA) and its key, as PEM files.
-
-    Made with the ``cryptography`` package when it is installed, else with the ``openssl`` command.
-    """
-    cert_path, key_path = directory / f"{common_name}.crt", directory / f"{common_name}.key"
-    try:
-        _with_cryptography(common_name, cert_path, key_path)
-    except ImportError:
-        if OPENSSL is None:
-            pytest.skip("neither the cryptography package nor openssl is available to make a certificate")
-        argv = [OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        argv += ["-days", "1", "-subj", f"/CN={common_name}", "-keyout", str(key_path), "-out", str(cert_path)]
-        argv += ["-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-addext", "basicConstraints=critical,CA:TRUE"]
-        subprocess.run(argv, check=True, capture_output=True, timeout=30)
-    return cert_path, key_path
-
-
-def _with_cryptography(common_name: str, cert_path: Path, key_path: Path) -> None:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
 
 
 @dataclass
