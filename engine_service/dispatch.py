@@ -19,10 +19,20 @@ if TYPE_CHECKING:  # match runners import INTERNAL_METADATA without the gateway
     from engine_service.gateway import Gateway
 
 INTERNAL_METADATA = "x-tablanette-internal"
+KEEPALIVE_MS = 5_000
 CHANNEL_OPTIONS = (
     ("grpc.initial_reconnect_backoff_ms", 250),
     ("grpc.max_reconnect_backoff_ms", 2000),
     ("grpc.enable_retries", 0),
+    # A replica whose host is cut off sends no reset: without pings, a call to it (a match played
+    # there) waited for the kernel to give the connection up, 7 minutes in tests/multihost. Pinged
+    # every 5 s and given 5 s to answer, a dead replica fails its calls within about 10 s (UNAVAILABLE:
+    # an arena fault), and the runner goes on through the replica its bots moved to. Only while a call
+    # is open: an idle channel has nothing to lose. The replicas take pings this often, data or not
+    # (engine_service.server.server_options).
+    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_permit_without_calls", 0),
 )
 """Every arena channel to a replica's Dispatch service (match runners, other replicas, the hosting
 meter). A restarted replica is reached again within about 2 s (gRPC's own default backs off to

@@ -20,7 +20,7 @@ import telemetry
 from config import ArenaSettings
 from engine_service import metrics
 from engine_service.admission import Admission
-from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA, DispatchServicer
+from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA, KEEPALIVE_MS, DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
 from store.audit import AsyncAuditLog
@@ -68,6 +68,10 @@ def server_options(settings: ArenaSettings) -> list[tuple[str, int]]:
         ("grpc.keepalive_timeout_ms", 10_000),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        # The arena's own callers ping every KEEPALIVE_MS during a call, even one waiting on a slow bot with
+        # no data moving (engine_service.dispatch): take that without counting it as abuse (gRPC's default
+        # answers pings more often than every 5 minutes without data with GOAWAY "too_many_pings").
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", KEEPALIVE_MS - 1_000),
         ("grpc.http2.max_pings_without_data", 0),
     ]
 
