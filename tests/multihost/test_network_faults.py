@@ -1,0 +1,114 @@
+"""Network faults between the arena's hosts (:mod:`arena_hosts`): a host cut off mid-league.
+
+Each test deploys the arena on a network of its own, unplugs a host from the
+bridge (its processes keep running and see nothing: no reset, no error, the
+way a machine behind a failed switch looks), and checks what a league
+operator needs: the league finishes by itself, every match counted once, every
+record verified, and no bot charged a move or a game for the network's fault.
+The time each took is printed (``pytest -s`` shows it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from arena_hosts import BOTS, LEAGUE, Deployment, deployed
+
+from cli.local import CLI
+
+SHORT_LEASES = {"TABLANETTE_LEASE_MS": "3000", "TABLANETTE_RESTORE_INTERVAL": "1"}
+
+
+@pytest.fixture
+def arena_hosts(tmp_path: Path) -> Iterator[Deployment]:
+    """A deployment whose match leases expire within seconds (a stalled match is taken over soon)."""
+    yield from deployed(tmp_path, **SHORT_LEASES)
+
+
+def wait_until(check: object, timeout: float, what: str) -> float:
+    """Seconds until ``check()`` is true (or a clear failure)."""
+    start = time.monotonic()
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() - start < timeout, f"timed out after {timeout:.0f} s waiting for {what}"
+        time.sleep(0.2)
+    return time.monotonic() - start
+
+
+def assert_clean(d: Deployment, matches: int) -> None:
+    """Finished by itself, each match once, every record verified, no bot charged anything."""
+    status = d.status()
+    assert (status["status"], status["done"], status["failed"]) == ("finished", matches, 0), status
+    d.verify_records(matches)
+    for bot, row in d.ladder().items():
+        assert (row["timeouts"], row["illegal"], row["forfeits"]) == (0, 0, 0), (bot, row)
+
+
+def test_redis_cut_off_for_20_seconds_mid_league_everything_resumes_by_itself(arena_hosts: Deployment) -> None:
+    d = arena_hosts
+    d.start(think_ms=20)  # matches last long enough for the cut to fall mid-match
+    matches = d.create_league(games=4)
+    feeder = d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
+    wait_until(lambda: d.status()["done"] >= 3, 300, "three matches to finish")
+    before = d.status()["done"]
+    d.net.cut(d.hosts["redis"])
+    time.sleep(20)
+    d.net.plug(d.hosts["redis"])
+    plugged = time.monotonic()
+    recovered = wait_until(lambda: d.status()["done"] > before, 300, "a match to finish after Redis came back")
+    wait_until(lambda: not feeder.alive(), 600, "the league to finish")
+    print(
+        f"Redis cut off for 20 s with {before} of {matches} matches done: the next match finished "
+        f"{recovered:.1f} s after it came back, the league {time.monotonic() - plugged:.1f} s after"
+    )
+    assert feeder.popen.returncode == 0, feeder.tail()
+    assert_clean(d, matches)
+    for name in ("engine-a", "engine-b", "worker-a", "worker-b"):
+        assert d.children[name].alive(), f"{name} did not survive the outage:\n{d.children[name].tail()}"
+    assert set(BOTS) <= set(d.ladder())
+
+
+def test_a_worker_host_cut_off_mid_match_its_match_is_played_elsewhere_and_counted_once(
+    arena_hosts: Deployment,
+) -> None:
+    d = arena_hosts
+    d.start(think_ms=20)
+    matches = d.create_league(games=4)
+    feeder = d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
+    wait_until(
+        lambda: d.status()["done"] >= 2 and d.scrape("worker-a")["tablanette_matches_running"] == 1,
+        300,
+        "worker-a to be playing a match",
+    )
+    d.net.cut(d.hosts["worker-a"])
+    cut = time.monotonic()
+    wait_until(lambda: not feeder.alive(), 600, "the league to finish without worker-a")
+    print(f"worker host cut off mid-match: the league finished {time.monotonic() - cut:.1f} s later without it")
+    assert feeder.popen.returncode == 0, feeder.tail()
+    d.net.plug(d.hosts["worker-a"])  # it comes back with a match it can no longer commit
+    wait_until(lambda: d.scrape("worker-a")["tablanette_matches_running"] == 0, 120, "worker-a to let its match go")
+    assert_clean(d, matches)
+
+
+def test_an_engine_host_cut_off_its_bots_move_to_the_other_replica_and_lose_no_game(
+    arena_hosts: Deployment,
+) -> None:
+    d = arena_hosts
+    d.start(think_ms=20)
+    matches = d.create_league(games=4)
+    feeder = d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
+    wait_until(lambda: d.status()["done"] >= 3, 300, "three matches to finish")
+    d.net.cut(d.hosts["engine-a"])
+    cut = time.monotonic()
+    moved = wait_until(
+        lambda: all(row["connected"] == d.address("engine-b") for row in d.bots()), 120, "every bot on engine-b"
+    )
+    wait_until(lambda: not feeder.alive(), 600, "the league to finish without engine-a")
+    print(
+        f"engine host cut off: its bots were on the other replica {moved:.1f} s later, "
+        f"the league finished {time.monotonic() - cut:.1f} s after the cut"
+    )
+    assert feeder.popen.returncode == 0, feeder.tail()
+    assert_clean(d, matches)
