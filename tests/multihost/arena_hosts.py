@@ -30,7 +30,11 @@ LEAGUE = "hosts"
 BOTS = {"ann": "engine-a", "bob": "engine-a", "cat": "engine-b", "dan": "engine-b"}
 ENGINE_PORT = 50051
 METRICS_PORT = 9100
-HOSTS = ("redis", "engine-a", "engine-b", "worker-a", "worker-b", "bots-a", "bots-b", "ops")
+HOSTS = ("redis", "engine-a", "engine-b", "worker-a", "worker-b", "bots-a", "bots-b", "ops", "wan")
+"""``wan``: where a slow link to the replicas ends (:mod:`delay_relay`), for bots that dial through it."""
+RELAY = Path(__file__).resolve().parent / "delay_relay.py"
+LOSS = "arena_loss"
+"""The nftables table :meth:`Deployment.lose` adds on a host."""
 
 
 class Deployment:
@@ -41,10 +45,11 @@ class Deployment:
         self.hosts = {name: self.net.host(name) for name in HOSTS}
         redis_url = f"redis://{self.hosts['redis'].address}:6379/0"
         self.arena = LocalArena(workdir, redis_url=redis_url, prefix="multihost", extra_env=dict(env))
-        self.cert, self.key = self_signed(
-            workdir, "arena", ips=[self.hosts["engine-a"].address, self.hosts["engine-b"].address]
-        )
+        named = [self.hosts[h].address for h in ("engine-a", "engine-b", "wan")]  # bots may dial the relay
+        self.cert, self.key = self_signed(workdir, "arena", ips=named)
         self.children: dict[str, Child] = {}
+        self.relayed: dict[tuple[str, int], str] = {}
+        """(replica, delay in ms) -> the relay's address that reaches it that much later each way."""
 
     def address(self, host: str, port: int = ENGINE_PORT) -> str:
         return f"{self.hosts[host].address}:{port}"
@@ -54,10 +59,13 @@ class Deployment:
         self.children[name] = child
         return child
 
-    def run(self, host: str, argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, host: str, argv: list[str], timeout: float = 120, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """A command on ``host``, to its end."""
+        env = self.arena.child_env()
         return subprocess.run(
-            self.hosts[host].argv(argv), capture_output=True, text=True, env=self.arena.child_env(), timeout=timeout
+            self.hosts[host].argv(argv), capture_output=True, text=True, env=env, timeout=timeout, input=input
         )
 
     def cli(self, *args: str, timeout: float = 120) -> str:
@@ -93,12 +101,24 @@ class Deployment:
         child = self.spawn(host, host, worker_argv(host, f"{self.arena.prefix}.matches"), **env)
         child.wait_for(r"ready\.", f"the worker on {host}", timeout=60)
 
-    def start_bot(self, name: str, home: str, think_ms: int = 0) -> None:
+    def start_relay(self, *delays_ms: int) -> None:
+        """A relay on the ``wan`` host reaching each replica ``delay`` ms later each way, for each delay."""
+        specs = []
+        for i, (engine, delay) in enumerate((e, d) for d in delays_ms for e in ("engine-a", "engine-b")):
+            self.relayed[engine, delay] = listen = f"{self.hosts['wan'].address}:{40000 + i}"
+            specs.append(f"{listen}={self.address(engine)}/{delay}")
+        self.spawn("relay", "wan", [sys.executable, str(RELAY), *specs]).wait_for("relaying", "the delay relay")
+
+    def start_bot(self, name: str, home: str, think_ms: int = 0, delay_ms: int | None = None) -> None:
+        """A bot on its bot host, dialing its ``home`` replica first (through the relay's ``delay_ms``)."""
         other = "engine-b" if home == "engine-a" else "engine-a"
         token = self.cli("bot", "add", name).strip().splitlines()[-1]
         argv = [sys.executable, "-m", "bots", "random", "--name", name, "--ca", str(self.cert)]
         argv += ["--think-ms", str(think_ms)] if think_ms else []
-        argv += ["--address", f"{self.address(home)},{self.address(other)}"]
+        if delay_ms is None:
+            argv += ["--address", f"{self.address(home)},{self.address(other)}"]
+        else:
+            argv += ["--address", f"{self.relayed[home, delay_ms]},{self.relayed[other, delay_ms]}"]
         host = "bots-a" if home == "engine-a" else "bots-b"
         self.spawn(f"bot-{name}", host, argv, TABLANETTE_TOKEN=token)
 
@@ -114,15 +134,27 @@ class Deployment:
                 samples[f"{s.name}{{{labels}}}" if labels else s.name] = s.value
         return samples
 
-    def start(self, think_ms: int = 0) -> None:
-        """Redis, both replicas, both workers and every bot of :data:`BOTS` (thinking ``think_ms`` a move)."""
+    def lose(self, host: str, percent: int) -> None:
+        """Drop ``percent`` % of the packets ``host`` sends and of those it receives, at random (nftables)."""
+        rules = [f"add table inet {LOSS}"]
+        for chain, hook in (("out", "output"), ("in", "input")):
+            rules.append(f"add chain inet {LOSS} {chain} {{ type filter hook {hook} priority 0; }}")
+            rules.append(f"add rule inet {LOSS} {chain} numgen random mod 100 < {percent} drop")
+        done = self.run(host, ["nft", "-f", "-"], input="\n".join(rules) + "\n")
+        assert done.returncode == 0, f"nft on {host}: {done.stderr}"
+
+    def start(self, think_ms: int = 0, delays_ms: dict[str, int] | None = None) -> None:
+        """Redis, both replicas, both workers and every bot of :data:`BOTS` (thinking ``think_ms`` a move;
+        ``delays_ms``: bots that reach the replicas through the relay, with its delay)."""
         self.start_redis()
         for engine in ("engine-a", "engine-b"):
             self.start_engine(engine)
         for worker in ("worker-a", "worker-b"):
             self.start_worker(worker)
+        if delays_ms:
+            self.start_relay(*sorted(set(delays_ms.values())))
         for bot, home in BOTS.items():
-            self.start_bot(bot, home, think_ms)
+            self.start_bot(bot, home, think_ms, (delays_ms or {}).get(bot))
 
     def create_league(self, games: int = 2) -> int:
         """The league of :data:`BOTS`, ``games`` one-deal games a pairing; how many matches it has."""

@@ -112,3 +112,33 @@ def test_an_engine_host_cut_off_its_bots_move_to_the_other_replica_and_lose_no_g
     )
     assert feeder.popen.returncode == 0, feeder.tail()
     assert_clean(d, matches)
+
+
+def test_bots_100_and_400_ms_of_round_trip_away_lose_nothing(arena_hosts: Deployment) -> None:
+    """Latency: ann and bob reach the replicas through a link 50 ms long each way, cat and dan 200 ms
+    (:mod:`delay_relay`, as this kernel has no netem), well inside the 2 s move time."""
+    d = arena_hosts
+    d.start(delays_ms={"ann": 50, "bob": 50, "cat": 200, "dan": 200})
+    matches = d.create_league(games=1)
+    took = time.monotonic()
+    d.cli("league", "start", LEAGUE, "--window", "4", timeout=900)
+    print(f"bots 100 / 400 ms of round trip away: {matches} matches in {time.monotonic() - took:.1f} s")
+    assert_clean(d, matches)
+    engines = [d.scrape(h) for h in ("engine-a", "engine-b")]
+
+    def mean_move(bot: str) -> float:  # as the replicas timed it: the link's round trip is in it
+        seconds = sum(e.get(f'tablanette_move_latency_seconds_sum{{bot="{bot}"}}', 0) for e in engines)
+        return seconds / sum(e.get(f'tablanette_move_latency_seconds_count{{bot="{bot}"}}', 0) for e in engines)
+
+    assert 0.1 <= mean_move("ann") < 0.4 <= mean_move("cat"), {bot: mean_move(bot) for bot in BOTS}
+
+
+def test_bots_on_a_link_losing_5_percent_of_packets_each_way_lose_nothing(arena_hosts: Deployment) -> None:
+    d = arena_hosts
+    d.start()
+    d.lose("bots-a", 5)  # ann and bob: TCP retransmits, and their answers still come within the move time
+    matches = d.create_league()
+    took = time.monotonic()
+    d.cli("league", "start", LEAGUE, "--window", "4", timeout=900)
+    print(f"ann and bob behind 5% packet loss each way: {matches} matches in {time.monotonic() - took:.1f} s")
+    assert_clean(d, matches)
