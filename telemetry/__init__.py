@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, disable_created_metrics, start_http_server
 
-disable_created_metrics()  # type: ignore[no-untyped-call]  # a ``_created`` twin of every counter: noise for dashboards and for people
+# Without this every counter has a ``_created`` twin: noise for dashboards and for people.
+disable_created_metrics()  # type: ignore[no-untyped-call]
 
 REDIS_ERRORS = Counter(
     "tablanette_redis_errors",
