@@ -1,7 +1,8 @@
 """An arena deployed on the hosts of a private network (:mod:`netns_kit`): one process per host, TLS on.
 
-Redis, two engine replicas, two Celery workers, two bot machines and an
-operator's machine (the CLI) are eight hosts. Each process is started inside its
+Redis, two engine replicas, two Celery workers, two bot machines, an operator's
+machine (the CLI) and a ``wan`` host (where a slow link ends, for the latency
+test) are nine hosts. Each process is started inside its
 host with the addresses a deployment would give it: its own address to listen
 on, Redis's and the replicas' addresses to dial, never 127.0.0.1 (inside a host
 that is its own loopback, where nothing listens). The replicas serve TLS with a

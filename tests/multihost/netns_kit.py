@@ -8,9 +8,10 @@ reach its real interfaces, and inside a host 127.0.0.1 is that host's own
 loopback, where nothing listens, so a process that fell back to it would fail
 rather than pass by the shortcut.
 
-Processes run in a host with ``ip netns exec`` (:meth:`Host.argv`). Faults are
-made on the host's port of the bridge (:meth:`Network.cut`) or with ``tc netem``
-on its interface.
+Processes run in a host with ``ip netns exec`` (:meth:`Host.argv`). A host is
+cut off by taking its port on the bridge down (:meth:`Network.cut`); packet loss
+and latency are the deployment's business (nftables, and a delaying relay: this
+machine's kernel has no ``tc netem``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ def test_a_league_across_hosts_with_tls_plays_to_the_end_and_every_record_verifi
 
     started = time.monotonic()
     d.cli("league", "start", LEAGUE, "--window", "4", timeout=600)  # waits for bots that are still connecting
-    print(f"league across 8 hosts: {MATCHES} matches in {time.monotonic() - started:.1f} s")
+    print(f"league across the hosts: {MATCHES} matches in {time.monotonic() - started:.1f} s")
 
     status = d.status()
     assert (status["status"], status["done"], status["failed"]) == ("finished", MATCHES, 0), status
