@@ -116,7 +116,7 @@ def _play(store: LeagueStore, settings: ArenaSettings, league_id: str, match_id:
         if not slots.acquire(seats, match_id, settings.lease_ms):
             raise Waiting(f"a bot of match {match_id} is playing all the games it allows", 1.0, backoff=False)
         try:
-            with lease.kept(also=lambda: slots.renew(seats, match_id, settings.lease_ms)):
+            with lease.kept(also=lambda: slots.renew(seats, match_id, settings.lease_ms)), metrics.playing():
                 return _attempt(store, keys, settings, match_id, lease, spec["seed"], seats, worker_id)
         finally:
             if not lease.lost.is_set():  # the new holder renews the same slots: leave them to it
@@ -150,20 +150,6 @@ def _attempt(
     worker_id: str,
 ) -> str:
     """One try at a claimed match: play it and commit it (``starts`` counts the tries that began)."""
-    with metrics.playing():
-        return _play_and_commit(store, keys, settings, match_id, lease, seed, seats, worker_id)
-
-
-def _play_and_commit(
-    store: LeagueStore,
-    keys: LeagueKeys,
-    settings: ArenaSettings,
-    match_id: str,
-    lease: MatchLease,
-    seed: str,
-    seats: list[str],
-    worker_id: str,
-) -> str:
     started = time.monotonic()
     store.r.hincrby(keys.match(match_id), "starts", 1)
     store.ledger.set_state(keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}", waiting="")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from arena_hosts import BOTS, LEAGUE, Deployment, deployed
 
-from cli.local import CLI
+from cli.local import CLI, Child
 
 SHORT_LEASES = {"TABLANETTE_LEASE_MS": "3000", "TABLANETTE_RESTORE_INTERVAL": "1"}
 
@@ -37,6 +37,14 @@ def wait_until(check: object, timeout: float, what: str) -> float:
     return time.monotonic() - start
 
 
+def feed_a_long_league(d: Deployment) -> tuple[int, Child]:
+    """The arena started with bots that think 20 ms a move (matches last long enough for a cut to fall
+    mid-match) and a scheduler feeding a league of 4 games a pairing: the number of matches, the feeder."""
+    d.start(think_ms=20)
+    matches = d.create_league(games=4)
+    return matches, d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
+
+
 def assert_clean(d: Deployment, matches: int) -> None:
     """Finished by itself, each match once, every record verified, no bot charged anything."""
     status = d.status()
@@ -48,9 +56,7 @@ def assert_clean(d: Deployment, matches: int) -> None:
 
 def test_redis_cut_off_for_20_seconds_mid_league_everything_resumes_by_itself(arena_hosts: Deployment) -> None:
     d = arena_hosts
-    d.start(think_ms=20)  # matches last long enough for the cut to fall mid-match
-    matches = d.create_league(games=4)
-    feeder = d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
+    matches, feeder = feed_a_long_league(d)
     wait_until(lambda: d.status()["done"] >= 3, 300, "three matches to finish")
     before = d.status()["done"]
     d.net.cut(d.hosts["redis"])
@@ -74,9 +80,7 @@ def test_a_worker_host_cut_off_mid_match_its_match_is_played_elsewhere_and_count
     arena_hosts: Deployment,
 ) -> None:
     d = arena_hosts
-    d.start(think_ms=20)
-    matches = d.create_league(games=4)
-    feeder = d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
+    matches, feeder = feed_a_long_league(d)
     wait_until(
         lambda: d.status()["done"] >= 2 and d.scrape("worker-a")["tablanette_matches_running"] == 1,
         300,
@@ -96,9 +100,7 @@ def test_an_engine_host_cut_off_its_bots_move_to_the_other_replica_and_lose_no_g
     arena_hosts: Deployment,
 ) -> None:
     d = arena_hosts
-    d.start(think_ms=20)
-    matches = d.create_league(games=4)
-    feeder = d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
+    matches, feeder = feed_a_long_league(d)
     wait_until(lambda: d.status()["done"] >= 3, 300, "three matches to finish")
     d.net.cut(d.hosts["engine-a"])
     cut = time.monotonic()
