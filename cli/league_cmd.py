@@ -16,7 +16,17 @@ from engine_service.rules import write_records
 from scheduler.league import Feeder
 from store.audit import AuditLog
 from store.client import connect
-from store.leagues import ABSENT_ACTIONS, CLOCKS, FORMATS, League, LeagueError, LeagueStatus, LeagueStore
+from store.leagues import (
+    ABSENT_ACTIONS,
+    CLOCKS,
+    FORMATS,
+    MAX_LATENCY_CREDIT_MS,
+    MAX_TIME_BANK_MS,
+    League,
+    LeagueError,
+    LeagueStatus,
+    LeagueStore,
+)
 from store.results import LeagueResults
 from store.tokens import BotTokens
 from store.versions import VersionError, Versions, split_version
@@ -81,6 +91,15 @@ def create(
     wall_cap_ms: Annotated[
         int, typer.Option(min=0, help="--clock cpu: the most wall-clock time a turn may take (0: 3x the move time).")
     ] = 0,
+    latency_credit_ms: Annotated[
+        int,
+        typer.Option(
+            min=0, max=MAX_LATENCY_CREDIT_MS, help="Credit each bot its measured round trip, up to this (0: none)."
+        ),
+    ] = 0,
+    time_bank_ms: Annotated[
+        int, typer.Option(min=0, max=MAX_TIME_BANK_MS, help="Each bot's reserve for a match beyond the move time.")
+    ] = 0,
 ) -> None:
     """Create a league (add bots next, then start it).
 
@@ -98,6 +117,15 @@ def create(
     --clock cpu charges a hosted bot the CPU time its sandbox uses on a turn
     (the move time of it, within --wall-cap-ms of wall-clock time), so load
     from its neighbours costs it nothing; a remote bot stays on the wall clock.
+
+    --latency-credit-ms: on the wall clock, a bot's answer may arrive later
+    than its time by its round trip as the arena measures it (keepalive
+    echoes), at most this much: a bot far from the arena gets the same time to
+    think as one beside it. A bot can only make its round trip look longer, so
+    the cap is the most it can gain.
+
+    --time-bank-ms: each bot may go over the move time on any turn, out of a
+    reserve of this much for the match; a missed deadline empties it.
     """
     rules = build_rules(preset, players, rule)
     if absent_action not in ABSENT_ACTIONS:
@@ -110,6 +138,7 @@ def create(
     if clock not in CLOCKS:
         fail(f"--clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
     league.clock, league.wall_cap_ms = clock, wall_cap_ms
+    league.latency_credit_ms, league.time_bank_ms = latency_credit_ms, time_bank_ms
     if format == "sprt":
         from scheduler.sprt import SPRT
 

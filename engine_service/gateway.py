@@ -38,6 +38,7 @@ from engine_service import convert, metrics
 from engine_service.admission import Admission, is_quiet, short
 from engine_service.limits import RateLimit, peer_address
 from engine_service.meters import Meters, Watch
+from engine_service.round_trips import RoundTrips
 from engine_service.rules import Play, TablanetteError
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
@@ -70,11 +71,14 @@ class PendingTurn:
     """The wait was held up by the replica's own store (Redis): a disconnect is then not the bot's fault."""
     waiter: asyncio.Future[None] | None = None
     """What the turn's wait is parked on (:func:`_answer_close_or_timeout`): the answer wakes it directly."""
+    answered_at: float = 0.0
+    """When the answer arrived (monotonic): the bot's clock stops there, not when the wait wakes."""
     _legal: list[Play] | None = None
 
     def answered(self, play: gpb.Play) -> None:
         """The bot answered ``play`` (legal): wake the wait at once."""
         self.play = play
+        self.answered_at = time.monotonic()
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)
 
@@ -127,6 +131,8 @@ class BotConnection:
     handler: asyncio.Task[Any] | None = None
     waiting: set[asyncio.Future[None]] = field(default_factory=set)
     """Turns waiting on this stream: woken when it closes."""
+    round_trips: RoundTrips = field(default_factory=RoundTrips)
+    """The pings sent on this stream and the round trips their echoes measured."""
     _ending: bool = False
 
     def __post_init__(self) -> None:
@@ -147,6 +153,12 @@ class BotConnection:
         for waiter in self.waiting:
             if not waiter.done():
                 waiter.set_result(None)
+
+    def ping(self) -> None:
+        """Send a keepalive the bot echoes (:mod:`engine_service.round_trips`)."""
+        now = time.time()
+        echo = self.round_trips.ping(time.monotonic())
+        self.send(apb.ServerMessage(keepalive=apb.Keepalive(unix_ms=int(now * 1000), echo=echo)))
 
     def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
         """End the stream (with a status for the bot, if given)."""
@@ -225,6 +237,8 @@ class Gateway:
         self.pending: dict[tuple[str, str], PendingTurn] = {}
         self.disconnected_at: dict[str, float] = {}
         self._arrivals: dict[str, asyncio.Event] = {}
+        self.round_trips: dict[str, float] = {}
+        """Each bot's last round-trip estimate here: a new stream of the bot starts from it."""
         self.meters = Meters()
         self.draining = False
 
@@ -250,6 +264,7 @@ class Gateway:
         peer = peer_address(context.peer() or "")
         admitted = await self.admission.admit(first, context, peer, self)
         conn = BotConnection(admitted.entry, peer, admitted.token_digest, self.settings.outbox_limit)
+        conn.round_trips = RoundTrips(self.round_trips.get(admitted.entry.bot))
         granted = [f for f in FEATURES if f in first.hello.features]
         conn.packed = "packed" in granted
         name = conn.entry.bot
@@ -269,6 +284,7 @@ class Gateway:
                     features=granted,
                 )
             )
+            conn.ping()  # a first round trip before the first turn
             reader = asyncio.create_task(self._read(it, conn))
             while True:
                 conn.writing_since = None
@@ -334,7 +350,12 @@ class Gateway:
                     why = f"more than {self.settings.message_rate:g} messages per second on one stream"
                     conn.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
                     return
-                if kind == "hello":
+                if kind == "keepalive" and msg.keepalive.echo:
+                    rtt = conn.round_trips.echoed(msg.keepalive.echo, conn.last_heard)
+                    if rtt is not None and (estimate := conn.round_trips.estimate()) is not None:
+                        self.round_trips[conn.entry.bot] = estimate
+                        metrics.round_trip(conn.entry.bot, estimate)
+                elif kind == "hello":
                     conn.send(_rejected(apb.PlayMove(), "already greeted: Hello is only the first message"))
         except asyncio.CancelledError:
             raise
@@ -377,7 +398,9 @@ class Gateway:
 
     async def request_play(self, req: dpb.PlayRequest) -> dpb.PlayResponse:
         """Forward one turn to the bot and wait for its legal answer (see module doc): :meth:`ask`."""
-        return await self.ask(req.bot_name, req.game, req.turn, req.grace_ms, req.clock, req.wall_cap_ms)
+        return await self.ask(
+            req.bot_name, req.game, req.turn, req.grace_ms, req.clock, req.wall_cap_ms, req.latency_credit_ms
+        )
 
     async def ask(
         self,
@@ -387,6 +410,7 @@ class Gateway:
         grace_ms: int = 0,
         clock: apb.Clock = apb.CLOCK_WALL,
         wall_cap_ms: int = 0,
+        latency_credit_ms: int = 0,
     ) -> dpb.PlayResponse:
         """A ``RequestPlay`` in its parts, as a match played on this replica asks each turn (no
         request message to build and copy a move). ``game`` is sent only before the bot's first turn
@@ -394,6 +418,9 @@ class Gateway:
 
         On the CPU clock (``clock``), a bot its host meters has ``time_left_ms``
         of CPU time within ``wall_cap_ms`` of wall-clock time (:mod:`engine_service.meters`).
+        On the wall clock, with ``latency_credit_ms`` (the league's cap), the answer may arrive
+        that much later at most: the bot's measured round trip (:mod:`engine_service.round_trips`).
+        The response's ``used_ms`` is what the turn cost the bot's clock.
         """
         started = time.monotonic()
         game_id = turn.game_id
@@ -411,7 +438,8 @@ class Gateway:
                     conn.announced.add(game_id)
                 if clock == apb.CLOCK_CPU:
                     watch = self.meters.watch(bot, move_time)
-                wait = max(wall_cap_ms / 1000, move_time) if watch is not None else move_time
+                credit = 0 if watch is not None else conn.round_trips.credit_ms(latency_credit_ms)
+                wait = max(wall_cap_ms / 1000, move_time) if watch is not None else move_time + credit / 1000
                 msg = apb.ServerMessage()  # the turn is written into it: a message put in a field is copied
                 if conn.packed:
                     msg.turn.CopyFrom(turn)
@@ -421,15 +449,18 @@ class Gateway:
                 sending.deadline_unix_ms = int((time.time() + wait) * 1000)
                 sending.time_left_ms = int(move_time * 1000)
                 sending.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
+                sending.latency_credit_ms = credit
                 sent = time.monotonic()
                 conn.send(msg)
                 await _answer_close_or_timeout(conn, pending, wait, watch)
                 if watch is not None and watch.lost and pending.play is None:  # the arena's fault: wall cap only
                     await _answer_close_or_timeout(conn, pending, wait - (time.monotonic() - sent))
                 if pending.play is not None:
-                    return await self._response(bot, outcome.PLAYED, pending, started, watch)
+                    used = pending.answered_at - sent - credit / 1000
+                    return await self._response(bot, outcome.PLAYED, pending, started, watch, used, credit)
                 if not conn.closed.is_set():
-                    return await self._response(bot, outcome.TIMEOUT, pending, started, watch)
+                    used = time.monotonic() - sent - credit / 1000
+                    return await self._response(bot, outcome.TIMEOUT, pending, started, watch, used, credit)
                 if watch is not None:
                     await self.meters.finish(watch)
                     watch = None
@@ -448,16 +479,25 @@ class Gateway:
         pending: PendingTurn,
         started: float,
         watch: Watch | None = None,
+        used: float = 0.0,
+        credit_ms: int = 0,
     ) -> dpb.PlayResponse:
+        """The turn's response: ``used`` seconds of the bot's clock (wall clock, less ``credit_ms``; a
+        metered bot's CPU time replaces it)."""
         elapsed = time.monotonic() - started
         metrics.turn_ended(bot, outcome, elapsed)
         resp = dpb.PlayResponse(
-            outcome=outcome, rejected=pending.rejected, elapsed_ms=int(elapsed * 1000), arena_fault=pending.arena_fault
+            outcome=outcome,
+            rejected=pending.rejected,
+            elapsed_ms=int(elapsed * 1000),
+            arena_fault=pending.arena_fault,
+            used_ms=max(int(used * 1000), 0),
+            credit_ms=credit_ms,
         )
         if pending.play is not None:
             resp.play.CopyFrom(pending.play)
-        if watch is not None and (used := await self.meters.finish(watch)) is not None:
-            resp.cpu_metered, resp.cpu_us = True, used
+        if watch is not None and (cpu_us := await self.meters.finish(watch)) is not None:
+            resp.cpu_metered, resp.cpu_us, resp.used_ms = True, cpu_us, cpu_us // 1000
         return resp
 
     async def _wait_for(self, bot: str, grace: float, pending: PendingTurn) -> BotConnection | None:
@@ -507,7 +547,6 @@ class Gateway:
         while True:
             await asyncio.sleep(interval)
             live = list(self.connections.values())
-            now = int(time.time() * 1000)
             stall_s = self.settings.keepalive_ms / 1000
             for live_conn in live:  # before the registry: a Redis outage must not stop the keepalives
                 if live_conn.stalled(stall_s):
@@ -516,7 +555,7 @@ class Gateway:
                         "bot %s: session %s cut, it stopped reading", live_conn.entry.bot, live_conn.entry.session_id
                     )
                     continue
-                live_conn.send(apb.ServerMessage(keepalive=apb.Keepalive(unix_ms=now)))
+                live_conn.ping()
             try:
                 await self._close_revoked(live)
                 refreshed = await self.registry.refresh([c.entry for c in live])

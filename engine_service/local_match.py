@@ -5,7 +5,7 @@ runner asks that replica to play it (``Dispatch.PlayMatch``) instead of calling
 ``RequestPlay`` for every move. The replica runs the same loop the runner would:
 the turn built with :class:`engine_service.turns.TurnBuilder`, asked with the
 gateway's own :meth:`~engine_service.gateway.Gateway.ask` (``RequestPlay`` in its parts), applied with
-:func:`engine_service.turns.apply_response`, and sends one event per turn,
+:func:`engine_service.turns.apply_response` (which also keeps the seats' time banks), and sends one event per turn,
 in batches: whatever happened within :data:`BATCH_WINDOW_S` of a first event goes
 in one message (a write per move would cost as much as the move).
 The runner applies each event to its own copy of the match, so it stays the
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from engine_service import convert
 from engine_service.rules import Match
-from engine_service.turns import Outcome, SeatConduct, TurnBuilder, apply_response
+from engine_service.turns import MatchClock, Outcome, SeatConduct, TurnBuilder, apply_response
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
@@ -90,6 +90,7 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
         games.append(game)
     conduct = [SeatConduct() for _ in bots]
     turns = TurnBuilder(match, req.game.game_id)
+    clock = MatchClock(rules.move_time_ms, req.time_bank_ms, rules.players)
     turn_id = 0
     while not match.is_over:
         seat = match.turn
@@ -98,13 +99,15 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
         if gateway.local_session(bot) is None:
             yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=f"bot {bot!r} is not connected here")
             return
-        turn = turns.turn(turn_id)
-        resp = await gateway.ask(bot, games[seat], turn, HANDOFF_GRACE_MS, req.clock, req.wall_cap_ms)
+        turn = clock.set_turn(turns.turn(turn_id), seat)
+        resp = await gateway.ask(
+            bot, games[seat], turn, HANDOFF_GRACE_MS, req.clock, req.wall_cap_ms, req.latency_credit_ms
+        )
         if resp.outcome == Outcome.DISCONNECTED or resp.arena_fault:
             why = "could not reach its store" if resp.arena_fault else f"bot {bot!r} disconnected"
             yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=why)
             return
-        apply_response(match, seat, resp, conduct[seat])
+        apply_response(match, seat, resp, conduct[seat], clock)
         yield dpb.MatchEvent(turn_id=turn_id, seat=seat, response=resp)
     assert match.result is not None
     result = convert.result_to_pb(match.result, match.totals)  # played to the end here: tell the bots now

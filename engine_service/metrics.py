@@ -5,6 +5,9 @@
   legal answer, for the turns it answered;
 - ``tablanette_turns_total{bot,outcome}``: turns asked of bots here, by how they
   ended (``played``, ``timeout``, ``disconnected``);
+- ``tablanette_round_trip_seconds{bot}``: the bot's round trip as this replica
+  last estimated it (:mod:`engine_service.round_trips`), the latency credit it
+  earns where a league gives one;
 - ``tablanette_redis_errors_total`` (:mod:`telemetry`).
 
 What a match made of those turns (timeouts charged, illegal plays, forfeits) is
@@ -28,6 +31,9 @@ MOVE_LATENCY = Histogram(
     buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
 )
 TURNS = Counter("tablanette_turns", "Turns asked of bots on this replica, by how they ended", ["bot", "outcome"])
+ROUND_TRIP = Gauge(
+    "tablanette_round_trip_seconds", "A bot's round trip as this replica last estimated it (keepalive echoes)", ["bot"]
+)
 _OUTCOMES = {
     dpb.PlayResponse.PLAYED: "played",
     dpb.PlayResponse.TIMEOUT: "timeout",
@@ -54,3 +60,8 @@ def turn_ended(bot: str, outcome: dpb.PlayResponse.Outcome, seconds: float) -> N
         series = _PLAYED[bot] = (TURNS.labels(bot, "played"), MOVE_LATENCY.labels(bot))
     series[0].inc()
     series[1].observe(seconds)
+
+
+def round_trip(bot: str, seconds: float) -> None:
+    """``bot``'s round-trip estimate is now ``seconds``."""
+    ROUND_TRIP.labels(bot).set(seconds)

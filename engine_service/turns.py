@@ -36,6 +36,42 @@ def wall_cap_ms(move_time_ms: int, given: int = 0) -> int:
     return given or max(WALL_CAP_TIMES * move_time_ms, move_time_ms + WALL_CAP_SLACK_MS)
 
 
+class MatchClock:
+    """Each seat's time bank in one match: a reserve on top of the move time, as on a chess clock.
+
+    A turn gives its bot the move time plus what is left of its bank
+    (``time_left_ms``, with ``time_bank_ms`` saying how much of it is bank). What
+    the turn cost the bot beyond the move time (the response's ``used_ms``: wall
+    time less any latency credit, or CPU time) comes out of the bank; a missed
+    deadline empties it. The runner and a replica playing the match keep one
+    each, fed the same responses, so they agree turn by turn. A bank of 0 (the
+    default) leaves every turn at the move time.
+    """
+
+    __slots__ = ("banks", "move_time_ms")
+
+    def __init__(self, move_time_ms: int, bank_ms: int, seats: int) -> None:
+        self.move_time_ms = move_time_ms
+        self.banks = [max(bank_ms, 0)] * seats
+
+    def set_turn(self, turn: apb.Turn, seat: int) -> apb.Turn:
+        """``turn`` (the seat's) with the seat's time: the move time and what is left of its bank."""
+        bank = self.banks[seat]
+        turn.time_left_ms = self.move_time_ms + bank
+        turn.time_bank_ms = bank
+        return turn
+
+    def charge(self, seat: int, resp: dpb.PlayResponse) -> None:
+        """Take what ``resp``'s turn used beyond the move time out of the seat's bank."""
+        bank = self.banks[seat]
+        if not bank:
+            return
+        if resp.outcome == Outcome.PLAYED:
+            self.banks[seat] = max(bank - max(resp.used_ms - self.move_time_ms, 0), 0)
+        elif resp.outcome == Outcome.TIMEOUT:
+            self.banks[seat] = 0
+
+
 @dataclass
 class SeatConduct:
     """What the arena saw of one seat's behaviour."""
@@ -107,8 +143,10 @@ class TurnBuilder:
         return turn
 
 
-def apply_response(match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> None:
-    """Apply what the seat's bot did.
+def apply_response(
+    match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct, clock: MatchClock | None = None
+) -> None:
+    """Apply what the seat's bot did (and charge its time to ``clock``, the match's time banks).
 
     A timeout follows ``timeout_action`` (trail the lowest card, or forfeit); a
     bot still gone after the grace period forfeits. A play the engine refuses
@@ -116,6 +154,8 @@ def apply_response(match: Match, seat: int, resp: dpb.PlayResponse, conduct: Sea
     as a timeout.
     """
     conduct.illegal += resp.rejected
+    if clock is not None:
+        clock.charge(seat, resp)
     if resp.outcome == Outcome.PLAYED:
         try:
             match.play(convert.play_from_pb(resp.play))

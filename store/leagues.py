@@ -45,6 +45,10 @@ return added
 ABSENT_ACTIONS = ("pause", "forfeit")
 CLOCKS = ("wall", "cpu")
 """What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
+MAX_LATENCY_CREDIT_MS = 10_000
+"""The largest latency credit a league may give (a round trip longer than 10 s is no network to play on)."""
+MAX_TIME_BANK_MS = 3_600_000
+"""The largest time bank a league may give (an hour)."""
 TROUBLE_FIELDS = ("status", "seats", "attempts", "interruptions", "first_error", "error", "interrupted", "waiting")
 STATUSES = ("created", "running", "waiting", "paused", "finished", "incomplete", "cancelled")
 """A league's status: ``waiting`` (only matches of absent bots are left, within the absence
@@ -108,6 +112,12 @@ class League:
     stays on the wall clock); see :mod:`engine_service.meters`."""
     wall_cap_ms: int = 0
     """On the ``cpu`` clock, the wall-clock time a turn may take at most (0: three times the move time)."""
+    latency_credit_ms: int = 0
+    """On the wall clock, the most a turn's answer is waited for beyond the bot's time, for the bot's
+    measured round trip (0: no credit); see :mod:`engine_service.round_trips`."""
+    time_bank_ms: int = 0
+    """Each bot's reserve for a match on top of the move time, as on a chess clock (0: none);
+    see :class:`engine_service.turns.MatchClock`."""
 
 
 @dataclass
@@ -215,6 +225,8 @@ class LeagueStore:
                 "preflight": league.preflight,
                 "clock": league.clock,
                 "wall_cap_ms": league.wall_cap_ms,
+                "latency_credit_ms": league.latency_credit_ms,
+                "time_bank_ms": league.time_bank_ms,
             },
         )
 
@@ -253,6 +265,8 @@ class LeagueStore:
             preflight=meta.get("preflight", ""),
             clock=meta.get("clock", "wall"),
             wall_cap_ms=int(meta.get("wall_cap_ms", 0)),
+            latency_credit_ms=int(meta.get("latency_credit_ms", 0)),
+            time_bank_ms=int(meta.get("time_bank_ms", 0)),
         )
 
     def delete(self, league_id: str) -> bool:

@@ -75,6 +75,8 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
         "confidence": league.confidence,
         "clock": league.clock,
         "wall_cap_ms": wall_cap_ms(league.rules.move_time_ms, league.wall_cap_ms) if league.clock == "cpu" else None,
+        "latency_credit_ms": league.latency_credit_ms,
+        "time_bank_ms": league.time_bank_ms,
         "planner": reads.leagues.note(league_id),
         "progress": {
             **st.to_json(),

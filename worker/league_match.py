@@ -218,6 +218,8 @@ async def _run(
         tls_ca=tls_ca,
         clock=league.clock,
         wall_cap_ms=league.wall_cap_ms,
+        latency_credit_ms=league.latency_credit_ms,
+        time_bank_ms=league.time_bank_ms,
     )
     loop = asyncio.get_running_loop()
     play = asyncio.ensure_future(runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}"))

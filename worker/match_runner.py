@@ -32,6 +32,7 @@ from engine_service import convert
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service.rules import GameRecord, Match, Rules, match_record
 from engine_service.turns import (
+    MatchClock,
     Outcome,
     SeatConduct,
     TurnBuilder,
@@ -87,12 +88,19 @@ class MatchRunner:
         replica_matches: bool = True,
         clock: str = "wall",
         wall_cap_ms: int = 0,
+        latency_credit_ms: int = 0,
+        time_bank_ms: int = 0,
     ) -> None:
         """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn);
-        ``clock`` and ``wall_cap_ms``: the league's clock (see :func:`engine_service.turns.clock_of`)."""
+        ``clock`` and ``wall_cap_ms``: the league's clock (see :func:`engine_service.turns.clock_of`);
+        ``latency_credit_ms``: the most a turn's answer may be waited for beyond the move time, for the
+        bot's measured round trip (:mod:`engine_service.round_trips`; 0: none); ``time_bank_ms``: each
+        seat's reserve for a match on top of the move time (:class:`engine_service.turns.MatchClock`)."""
         self.redis = redis
         self.clock = clock_of(clock)
         self.wall_cap_ms = wall_cap_ms
+        self.latency_credit_ms = latency_credit_ms
+        self.time_bank_ms = time_bank_ms
         self.replica_matches = replica_matches
         self.registry = SessionRegistry(redis, prefix, ttl_ms=15_000)
         self.prefix = prefix
@@ -142,19 +150,20 @@ class MatchRunner:
         started = time.monotonic()
         match = Match(rules, seed)
         conduct = [SeatConduct() for _ in bots]
+        clock = MatchClock(rules.move_time_ms, self.time_bank_ms, rules.players)
         game = game_started(rules, labels, game_id)
         turn_id, fault, on_replica = 0, None, 0
         if self.replica_matches:
-            turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct)
+            turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct, clock)
             on_replica = turn_id
         turns = TurnBuilder(match, game_id)
         while not match.is_over:
             seat = match.turn
             turn_id += 1
             game.seat = seat
-            resp = await self._ask(bots[seat], game, turns, seat, turn_id, fault)
+            resp = await self._ask(bots[seat], game, clock.set_turn(turns.turn(turn_id), seat), fault)
             fault = None
-            self._apply(match, seat, resp, conduct[seat])
+            self._apply(match, seat, resp, conduct[seat], clock)
         record = match_record(match, labels, game_id)
         if turn_id > on_replica:  # the replica announces a match it played to the end
             await self._announce_end(match, bots, game_id)
@@ -162,7 +171,13 @@ class MatchRunner:
         return MatchOutcome(record, conduct, time.monotonic() - started, moves, {"turns_on_replica": on_replica})
 
     async def _play_on_replica(
-        self, game: apb.GameStarted, seed: str, match: Match, bots: Sequence[str], conduct: list[SeatConduct]
+        self,
+        game: apb.GameStarted,
+        seed: str,
+        match: Match,
+        bots: Sequence[str],
+        conduct: list[SeatConduct],
+        clock: MatchClock,
     ) -> tuple[int, str | None]:
         """Let the replica holding every bot play the match, applying its events here.
 
@@ -175,7 +190,13 @@ class MatchRunner:
         if replica is None:
             return 0, None
         request = dpb.PlayMatchRequest(
-            game=game, seed=seed, bots=list(bots), clock=self.clock, wall_cap_ms=self._wall_cap(match)
+            game=game,
+            seed=seed,
+            bots=list(bots),
+            clock=self.clock,
+            wall_cap_ms=self._wall_cap(match.rules.move_time_ms),
+            latency_credit_ms=self.latency_credit_ms,
+            time_bank_ms=self.time_bank_ms,
         )
         call = self._stub(replica).PlayMatch(request, metadata=await self._metadata())
         applied = 0
@@ -189,7 +210,7 @@ class MatchRunner:
                     if turn != applied + 1 or event.seat != match.turn:  # never: the same engine on both sides
                         log.warning("game %s: replica %s sent turn %d out of order", gid, replica, turn)
                         return applied, None
-                    self._apply(match, event.seat, event.response, conduct[event.seat])
+                    self._apply(match, event.seat, event.response, conduct[event.seat], clock)
                     applied = event.turn_id
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:  # a replica of an older version: turn by turn
@@ -203,9 +224,7 @@ class MatchRunner:
             call.cancel()
         return applied, None
 
-    async def _ask(
-        self, bot: str, game: apb.GameStarted, turns: TurnBuilder, seat: int, turn_id: int, fault: str | None = None
-    ) -> dpb.PlayResponse:
+    async def _ask(self, bot: str, game: apb.GameStarted, turn: apb.Turn, fault: str | None = None) -> dpb.PlayResponse:
         """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period.
 
         The grace period is the bot's: time the arena itself loses (a replica
@@ -217,8 +236,6 @@ class MatchRunner:
         never scored as the bot's forfeit. ``fault``: the arena already failed
         this turn (a replica playing the match died), so it starts excused.
         """
-        match = turns.match
-        turn = turns.turn(turn_id)
         grace = self.grace_ms / 1000
         started = time.monotonic()
         deadline, limit = started + grace, started + ARENA_PATIENCE * grace
@@ -249,7 +266,8 @@ class MatchRunner:
                     turn=turn,
                     grace_ms=max(remaining_ms, 1),
                     clock=self.clock,
-                    wall_cap_ms=self._wall_cap(match),
+                    wall_cap_ms=self._wall_cap(turn.time_left_ms - turn.time_bank_ms),
+                    latency_credit_ms=self.latency_credit_ms,
                 )
                 try:
                     resp: dpb.PlayResponse = await self._stub(replica).RequestPlay(req, metadata=metadata)
@@ -270,12 +288,14 @@ class MatchRunner:
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
 
-    def _wall_cap(self, match: Match) -> int:
-        return wall_cap_ms(match.rules.move_time_ms, self.wall_cap_ms) if self.clock == apb.CLOCK_CPU else 0
+    def _wall_cap(self, move_time_ms: int) -> int:
+        return wall_cap_ms(move_time_ms, self.wall_cap_ms) if self.clock == apb.CLOCK_CPU else 0
 
-    def _apply(self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct) -> None:
+    def _apply(
+        self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct, clock: MatchClock | None = None
+    ) -> None:
         """Apply one turn's answer, from a replica's event or from RequestPlay."""
-        apply_response(match, seat, resp, conduct)
+        apply_response(match, seat, resp, conduct, clock)
 
     async def _announce_end(self, match: Match, bots: Sequence[str], game_id: str) -> None:
         assert match.result is not None

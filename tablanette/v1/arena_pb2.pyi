@@ -92,7 +92,7 @@ class Team(_message.Message):
     def __init__(self, seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Turn(_message.Message):
-    __slots__ = ("game_id", "turn_id", "observation", "legal_plays", "deadline_unix_ms", "time_left_ms", "clock", "packed", "legal_cards", "legal_captured")
+    __slots__ = ("game_id", "turn_id", "observation", "legal_plays", "deadline_unix_ms", "time_left_ms", "clock", "packed", "legal_cards", "legal_captured", "time_bank_ms", "latency_credit_ms")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
@@ -103,6 +103,8 @@ class Turn(_message.Message):
     PACKED_FIELD_NUMBER: _ClassVar[int]
     LEGAL_CARDS_FIELD_NUMBER: _ClassVar[int]
     LEGAL_CAPTURED_FIELD_NUMBER: _ClassVar[int]
+    TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     turn_id: int
     observation: _game_pb2.Observation
@@ -113,7 +115,9 @@ class Turn(_message.Message):
     packed: _game_pb2.PackedObservation
     legal_cards: _containers.RepeatedScalarFieldContainer[int]
     legal_captured: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, game_id: _Optional[str] = ..., turn_id: _Optional[int] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_plays: _Optional[_Iterable[_Union[_game_pb2.Play, _Mapping]]] = ..., deadline_unix_ms: _Optional[int] = ..., time_left_ms: _Optional[int] = ..., clock: _Optional[_Union[Clock, str]] = ..., packed: _Optional[_Union[_game_pb2.PackedObservation, _Mapping]] = ..., legal_cards: _Optional[_Iterable[int]] = ..., legal_captured: _Optional[_Iterable[int]] = ...) -> None: ...
+    time_bank_ms: int
+    latency_credit_ms: int
+    def __init__(self, game_id: _Optional[str] = ..., turn_id: _Optional[int] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_plays: _Optional[_Iterable[_Union[_game_pb2.Play, _Mapping]]] = ..., deadline_unix_ms: _Optional[int] = ..., time_left_ms: _Optional[int] = ..., clock: _Optional[_Union[Clock, str]] = ..., packed: _Optional[_Union[_game_pb2.PackedObservation, _Mapping]] = ..., legal_cards: _Optional[_Iterable[int]] = ..., legal_captured: _Optional[_Iterable[int]] = ..., time_bank_ms: _Optional[int] = ..., latency_credit_ms: _Optional[int] = ...) -> None: ...
 
 class PlayMove(_message.Message):
     __slots__ = ("game_id", "turn_id", "index", "play")
@@ -150,7 +154,9 @@ class GameOver(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ..., record_id: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class Keepalive(_message.Message):
-    __slots__ = ("unix_ms",)
+    __slots__ = ("unix_ms", "echo")
     UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    ECHO_FIELD_NUMBER: _ClassVar[int]
     unix_ms: int
-    def __init__(self, unix_ms: _Optional[int] = ...) -> None: ...
+    echo: int
+    def __init__(self, unix_ms: _Optional[int] = ..., echo: _Optional[int] = ...) -> None: ...

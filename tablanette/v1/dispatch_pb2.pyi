@@ -38,18 +38,22 @@ class MeterAsk(_message.Message):
     def __init__(self, ask_id: _Optional[int] = ..., bot_name: _Optional[str] = ..., budget_us: _Optional[int] = ..., stop: _Optional[bool] = ...) -> None: ...
 
 class PlayMatchRequest(_message.Message):
-    __slots__ = ("game", "seed", "bots", "clock", "wall_cap_ms")
+    __slots__ = ("game", "seed", "bots", "clock", "wall_cap_ms", "latency_credit_ms", "time_bank_ms")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
     WALL_CAP_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
+    TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
     game: _arena_pb2.GameStarted
     seed: str
     bots: _containers.RepeatedScalarFieldContainer[str]
     clock: _arena_pb2.Clock
     wall_cap_ms: int
-    def __init__(self, game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., seed: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ...) -> None: ...
+    latency_credit_ms: int
+    time_bank_ms: int
+    def __init__(self, game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., seed: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ..., latency_credit_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
 
 class MatchEvents(_message.Message):
     __slots__ = ("events",)
@@ -72,23 +76,25 @@ class MatchEvent(_message.Message):
     def __init__(self, turn_id: _Optional[int] = ..., seat: _Optional[int] = ..., response: _Optional[_Union[PlayResponse, _Mapping]] = ..., handoff: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class PlayRequest(_message.Message):
-    __slots__ = ("bot_name", "game", "turn", "grace_ms", "clock", "wall_cap_ms")
+    __slots__ = ("bot_name", "game", "turn", "grace_ms", "clock", "wall_cap_ms", "latency_credit_ms")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
     GRACE_MS_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
     WALL_CAP_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     game: _arena_pb2.GameStarted
     turn: _arena_pb2.Turn
     grace_ms: int
     clock: _arena_pb2.Clock
     wall_cap_ms: int
-    def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ...) -> None: ...
+    latency_credit_ms: int
+    def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ..., latency_credit_ms: _Optional[int] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
-    __slots__ = ("outcome", "play", "rejected", "elapsed_ms", "arena_fault", "cpu_metered", "cpu_us")
+    __slots__ = ("outcome", "play", "rejected", "elapsed_ms", "arena_fault", "cpu_metered", "cpu_us", "used_ms", "credit_ms")
     class Outcome(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         OUTCOME_UNSPECIFIED: _ClassVar[PlayResponse.Outcome]
@@ -106,6 +112,8 @@ class PlayResponse(_message.Message):
     ARENA_FAULT_FIELD_NUMBER: _ClassVar[int]
     CPU_METERED_FIELD_NUMBER: _ClassVar[int]
     CPU_US_FIELD_NUMBER: _ClassVar[int]
+    USED_MS_FIELD_NUMBER: _ClassVar[int]
+    CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
     outcome: PlayResponse.Outcome
     play: _game_pb2.Play
     rejected: int
@@ -113,7 +121,9 @@ class PlayResponse(_message.Message):
     arena_fault: bool
     cpu_metered: bool
     cpu_us: int
-    def __init__(self, outcome: _Optional[_Union[PlayResponse.Outcome, str]] = ..., play: _Optional[_Union[_game_pb2.Play, _Mapping]] = ..., rejected: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., arena_fault: _Optional[bool] = ..., cpu_metered: _Optional[bool] = ..., cpu_us: _Optional[int] = ...) -> None: ...
+    used_ms: int
+    credit_ms: int
+    def __init__(self, outcome: _Optional[_Union[PlayResponse.Outcome, str]] = ..., play: _Optional[_Union[_game_pb2.Play, _Mapping]] = ..., rejected: _Optional[int] = ..., elapsed_ms: _Optional[int] = ..., arena_fault: _Optional[bool] = ..., cpu_metered: _Optional[bool] = ..., cpu_us: _Optional[int] = ..., used_ms: _Optional[int] = ..., credit_ms: _Optional[int] = ...) -> None: ...
 
 class EndGameRequest(_message.Message):
     __slots__ = ("bot_name", "game_over")

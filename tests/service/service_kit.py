@@ -156,7 +156,7 @@ class RawBot:
     # ---------------------------------------------------------------- receiving
 
     def recv(self, *kinds: str, timeout: float = WAIT) -> apb.ServerMessage:
-        """The next message (of one of ``kinds``, if given; keepalives are skipped)."""
+        """The next message (of one of ``kinds``, if given; keepalives are skipped unless asked for)."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -170,7 +170,7 @@ class RawBot:
                 raise StreamEnded(self.code, self.details)
             self.received.append(msg)
             kind = msg.WhichOneof("kind")
-            if kind == "keepalive" or (kinds and kind not in kinds):
+            if (kind == "keepalive" and "keepalive" not in kinds) or (kinds and kind not in kinds):
                 continue
             return msg
 
@@ -222,8 +222,8 @@ class ObservedRunner(MatchRunner):
         self.responses: list[tuple[int, dpb.PlayResponse]] = []
         self.changed = threading.Condition()
 
-    def _apply(self, match: Any, seat: int, resp: dpb.PlayResponse, conduct: Any) -> None:
-        super()._apply(match, seat, resp, conduct)
+    def _apply(self, match: Any, seat: int, resp: dpb.PlayResponse, conduct: Any, clock: Any = None) -> None:
+        super()._apply(match, seat, resp, conduct, clock)
         with self.changed:
             self.answers.append((seat, resp.outcome))
             self.responses.append((seat, resp))
@@ -252,6 +252,9 @@ class MatchThread:
     grace_ms: int = 10_000
     tls_ca: bytes | None = None
     clock: str = "wall"
+    latency_credit_ms: int = 0
+    time_bank_ms: int = 0
+    replica_matches: bool = True
     runner_ready: threading.Event = field(default_factory=threading.Event)
     outcome: MatchOutcome | None = None
     error: BaseException | None = None
@@ -271,7 +274,16 @@ class MatchThread:
 
     async def _play(self) -> MatchOutcome:
         redis = Redis.from_url(REDIS_URL)
-        self.runner = ObservedRunner(redis, self.prefix, self.grace_ms, self.tls_ca, clock=self.clock)
+        self.runner = ObservedRunner(
+            redis,
+            self.prefix,
+            self.grace_ms,
+            self.tls_ca,
+            replica_matches=self.replica_matches,
+            clock=self.clock,
+            latency_credit_ms=self.latency_credit_ms,
+            time_bank_ms=self.time_bank_ms,
+        )
         self.runner_ready.set()
         try:
             return await self.runner.play(self.rules, self.seed, self.bots, self.game_id)

@@ -56,7 +56,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         web_port = free_port()
         site = Site(arena, f"http://127.0.0.1:{web_port}", arena.spawn("web", [*CLI, "web", "--port", str(web_port)]))
         arena.wait_connected(*FAST_BOTS, *SLOW_BOTS)
-        site.cli("league", "create", LEAGUE, "--games", "2", "--rule", "target=31")
+        clocks = ("--latency-credit-ms", "300", "--time-bank-ms", "5000")  # shown on the league page
+        site.cli("league", "create", LEAGUE, "--games", "2", "--rule", "target=31", *clocks)
         site.cli("league", "add-bot", LEAGUE, *FAST_BOTS)
         site.cli("league", "start", LEAGUE, "--window", "4", timeout=180)
         site.wait_up()

@@ -107,6 +107,8 @@ def test_index_lists_the_league_with_its_progress(tab: Tab, site: Site) -> None:
     page.wait_for_url(f"**/leagues/{LEAGUE}")
     page.wait_for_selector("body[data-ready]")
     assert tab.text("progress-done") == str(total)
+    facts = page.locator("#facts").inner_text()
+    assert "clock wall; round trip credited up to 0.30 s; time bank 5.0 s a match" in facts, facts
 
 
 def fitted(site: Site) -> dict[str, Any]:

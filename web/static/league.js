@@ -34,6 +34,13 @@
     return rules.preset + (extra.length ? ` (${extra.join(", ")})` : "");
   }
 
+  function clockText(s) {
+    const parts = [s.clock === "cpu" ? `CPU time (hosted bots; wall cap ${num(s.wall_cap_ms / 1000, 1)} s)` : "wall"];
+    if (s.latency_credit_ms) parts.push(`round trip credited up to ${num(s.latency_credit_ms / 1000, 2)} s`);
+    if (s.time_bank_ms) parts.push(`time bank ${num(s.time_bank_ms / 1000, 1)} s a match`);
+    return parts.join("; ");
+  }
+
   function renderFacts(s) {
     const facts = document.getElementById("facts");
     const fact = (label, value) => el("span", null, `${label} `, el("b", { text: value }));
@@ -42,7 +49,7 @@
       fact("players", s.players + (s.teams && s.teams.some((t) => t.length > 1) ? " (partnerships)" : "")),
       fact("format", s.format),
       fact("games per pairing", s.games_per_pairing),
-      fact("clock", s.clock === "cpu" ? `CPU time (hosted bots; wall cap ${num(s.wall_cap_ms / 1000, 1)} s)` : "wall"),
+      fact("clock", clockText(s)),
       fact("bots", s.bots.length),
       fact("Elo K", num(s.k)),
       fact("initial", num(s.initial)),
