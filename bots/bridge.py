@@ -49,8 +49,9 @@ def _cards(mask: int) -> list[str]:
     return format_cards(mask).split() if mask else []
 
 
-def turn_message(obs: Observation, time_left_ms: int, clock: str = "wall") -> dict[str, Any]:
-    """The ``turn`` line for ``obs``: the seat's whole view, its legal plays, and its time (on ``clock``)."""
+def turn_message(obs: Observation, time_left_ms: int, clock: str = "wall", time_bank_ms: int = 0) -> dict[str, Any]:
+    """The ``turn`` line for ``obs``: the seat's whole view, its legal plays, and its time (on ``clock``;
+    ``time_bank_ms`` of it is the match's time bank)."""
     return {
         "type": "turn",
         "seat": obs.seat,
@@ -71,6 +72,7 @@ def turn_message(obs: Observation, time_left_ms: int, clock: str = "wall") -> di
         "stock_count": obs.stock_count,
         "legal_plays": [str(p) for p in obs.legal_plays],
         "time_left_ms": time_left_ms,
+        "time_bank_ms": min(time_bank_ms, time_left_ms),
         "clock": clock,
     }
 
@@ -161,7 +163,8 @@ class ProgramBot(Bot):
             try:
                 program = self._running()
                 kind = "cpu" if clock is not None and clock.cpu else "wall"
-                program.write_line(json.dumps(turn_message(observation, int(left * 1000), kind)))
+                bank_ms = int(clock.bank * 1000) if clock is not None else 0
+                program.write_line(json.dumps(turn_message(observation, int(left * 1000), kind, bank_ms)))
                 while True:
                     line = program.read_line(clock.wall_remaining() + LATE_S if clock is not None else remaining)
                     if line is None:

@@ -155,14 +155,23 @@ class Clock:
     hosted bot), the time left is CPU time: counted on this process's CPU clock,
     so time spent waiting for a core is not counted, as the arena does not count it;
     ``cap_ms`` is then the wall-clock time the turn may take at most.
+
+    In a league with a time bank, ``bank`` (seconds) is the part of ``budget`` that
+    is this bot's reserve for the rest of the match: what a turn uses beyond
+    ``budget - bank`` comes out of it. A bot that means to keep its reserve plans
+    on ``budget - bank``. In a league that credits latency, the arena's deadline is
+    later than this one by the bot's round trip, so the answer's way back is covered.
     """
 
-    __slots__ = ("budget", "cpu", "deadline", "wall_deadline")
+    __slots__ = ("bank", "budget", "cpu", "deadline", "wall_deadline")
 
-    def __init__(self, time_left_ms: int, received: float | None = None, cpu: bool = False, cap_ms: int = 0) -> None:
+    def __init__(
+        self, time_left_ms: int, received: float | None = None, cpu: bool = False, cap_ms: int = 0, bank_ms: int = 0
+    ) -> None:
         start = time.monotonic() if received is None else received
         self.cpu = cpu
         self.budget = max(time_left_ms, 0) / 1000
+        self.bank = min(max(bank_ms, 0) / 1000, self.budget)
         self.deadline = (time.process_time() if cpu else start) + self.budget
         self.wall_deadline = start + max(self.budget, cap_ms / 1000 if cpu else 0.0)
 
@@ -181,8 +190,9 @@ class Clock:
 
 def _turn_clock(turn: apb.Turn, received: float) -> Clock:
     if turn.clock != apb.CLOCK_CPU:
-        return Clock(turn.time_left_ms, received)
-    return Clock(turn.time_left_ms, received, cpu=True, cap_ms=int(turn.deadline_unix_ms - time.time() * 1000))
+        return Clock(turn.time_left_ms, received, bank_ms=turn.time_bank_ms)
+    cap_ms = int(turn.deadline_unix_ms - time.time() * 1000)
+    return Clock(turn.time_left_ms, received, cpu=True, cap_ms=cap_ms, bank_ms=turn.time_bank_ms)
 
 
 def takes_clock(bot: Bot) -> bool:
@@ -360,7 +370,9 @@ class BotClient:
 
             try:
                 for msg in call:
-                    self._dispatch(msg, lambda turn, at: self._submit(turn, at, outbox), self._submit_end, on_welcome)
+                    self._dispatch(
+                        msg, lambda turn, at: self._submit(turn, at, outbox), self._submit_end, on_welcome, outbox.put
+                    )
             except grpc.RpcError as exc:
                 if not (self._stop.is_set() and exc.code() == grpc.StatusCode.CANCELLED):
                     raise
@@ -405,7 +417,9 @@ class BotClient:
             messages = call.__aiter__()
 
             async def handle(msg: apb.ServerMessage) -> None:
-                self._dispatch(msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(beat(ms))))
+                self._dispatch(
+                    msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(beat(ms))), answers.append
+                )
                 while answers:
                     await send(answers.pop(0))
 
@@ -448,10 +462,15 @@ class BotClient:
         on_turn: Callable[[apb.Turn, float], None],
         on_end: Callable[[GameInfo, gpb.MatchResult], None],
         on_welcome: Callable[[int], None],
+        reply: Callable[[apb.BotMessage], None],
     ) -> None:
-        """Handle one message from the server, in stream order; turns and game ends go to the session."""
+        """Handle one message from the server, in stream order; turns and game ends go to the session,
+        a keepalive asking for its echo is echoed at once (``reply``: the arena times the round trip)."""
         kind = msg.WhichOneof("kind")
-        if kind == "welcome":
+        if kind == "keepalive":
+            if msg.keepalive.echo:
+                reply(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=msg.keepalive.echo)))
+        elif kind == "welcome":
             self._welcomed = True
             self.connected.set()
             w = msg.welcome

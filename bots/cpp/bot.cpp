@@ -498,7 +498,15 @@ class Session {
           if (opt_.games > 0 && book_.tally.games >= opt_.games) done = true;
           break;
         case v1::ServerMessage::kKeepalive:
-          break;  // the server's own keepalive: nothing to answer
+          // A ping: echo it at once (the arena times the round trip; a league
+          // that credits latency does not charge it to this bot's clock).
+          if (msg.keepalive().echo() != 0) {
+            v1::BotMessage echo;
+            echo.mutable_keepalive()->set_unix_ms(NowUnixMs());
+            echo.mutable_keepalive()->set_echo(msg.keepalive().echo());
+            Send(echo);
+          }
+          break;
         default:
           break;  // a message kind newer than this bot: ignore
       }

@@ -133,7 +133,7 @@ void GameThread::PostTurn(const v1::Turn& turn, const v1::Rules& rules) {
     state_->has_turn = true;
     state_->clock = Clock(turn.time_left_ms() > 0 ? turn.time_left_ms()
                                                   : (turn.deadline_unix_ms() > 0 ? turn.deadline_unix_ms() - NowUnixMs() : 0),
-                          Clock::Steady::now(), turn.clock() == tablanette::v1::CLOCK_CPU);
+                          Clock::Steady::now(), turn.clock() == tablanette::v1::CLOCK_CPU, turn.time_bank_ms());
     state_->jobs.push_back(++state_->generation);
   }
   state_->cv.notify_one();

@@ -20,6 +20,7 @@
 // game_strategy.cpp return it.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
@@ -37,14 +38,19 @@ namespace tablanette_bot {
 // network's share of the way back is not taken off: keep a margin. On a
 // CLOCK_CPU turn (a hosted bot in a league on the CPU clock) it is the CPU
 // time left, counted with std::clock() (this process's CPU time), as the
-// arena counts the sandbox's CPU time.
+// arena counts the sandbox's CPU time. BankMs() is the part of the budget
+// that is the bot's time bank for the rest of the match (Turn.time_bank_ms):
+// plan on RemainingMs() - BankMs() to keep the reserve.
 class Clock {
  public:
   using Steady = std::chrono::steady_clock;
-  explicit Clock(int64_t time_left_ms, Steady::time_point received = Steady::now(), bool cpu = false)
+  explicit Clock(int64_t time_left_ms, Steady::time_point received = Steady::now(), bool cpu = false,
+                 int64_t bank_ms = 0)
       : budget_ms_(time_left_ms > 0 ? time_left_ms : 0),
+        bank_ms_(bank_ms > 0 ? std::min(bank_ms, budget_ms_) : 0),
         deadline_(received + std::chrono::milliseconds(budget_ms_)),
         cpu_start_(cpu ? std::clock() : static_cast<std::clock_t>(-1)) {}
+  int64_t BankMs() const { return bank_ms_; }
   // Milliseconds left before the turn's deadline (0 once it has passed).
   int64_t RemainingMs() const {
     int64_t left;
@@ -58,6 +64,7 @@ class Clock {
 
  private:
   int64_t budget_ms_;
+  int64_t bank_ms_;
   Steady::time_point deadline_;
   std::clock_t cpu_start_;
 };

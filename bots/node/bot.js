@@ -245,7 +245,10 @@ function chooseIndex(legalPlays, rules, table, exclude, observation) {
 //   choose holds up the whole event loop, and so every game, while it runs.
 // - `clock.remainingMs()` is the time left for this turn, measured on this
 //   machine's monotonic clock from Turn.time_left_ms (the network's share of
-//   the way back is not taken off: keep a margin). On a CLOCK_CPU turn (a
+//   the way back is not taken off, unless the league credits latency: keep a
+//   margin). `clock.bankMs` is the part of it that is the bot's time bank for
+//   the rest of the match (Turn.time_bank_ms): plan on remainingMs() - bankMs
+//   to keep the reserve. On a CLOCK_CPU turn (a
 //   hosted bot in a league on the CPU clock) it is the CPU time left, counted
 //   with process.cpuUsage(), as the arena counts the sandbox's CPU time.
 // - Per-game state: pass `newGame` instead of `choose`. It is called once per
@@ -261,8 +264,9 @@ function chooseIndex(legalPlays, rules, table, exclude, observation) {
 
 /** The time left for one turn, from Turn.time_left_ms: on the monotonic clock, or (cpu) this process's CPU time. */
 class Clock {
-  constructor(timeLeftMs, receivedAt = performance.now(), cpu = false) {
+  constructor(timeLeftMs, receivedAt = performance.now(), cpu = false, bankMs = 0) {
     this.budget = Math.max(Number(timeLeftMs) || 0, 0);
+    this.bankMs = Math.min(Math.max(Number(bankMs) || 0, 0), this.budget);
     this.deadline = receivedAt + this.budget;
     this.cpuStart = cpu ? process.cpuUsage() : null;
   }
@@ -646,7 +650,12 @@ class ArenaBot {
       case 'game_over':
         return this.onGameOver(msg.game_over);
       case 'keepalive':
-        return undefined; // our own keepalive timer keeps the stream alive
+        // A server's ping: echo it at once (the arena times the round trip, and a league that credits
+        // latency does not charge it to this bot's clock). Our own timer keeps the stream alive.
+        if (msg.keepalive.echo && msg.keepalive.echo !== '0') {
+          this.send({ keepalive: { unix_ms: String(Date.now()), echo: msg.keepalive.echo } });
+        }
+        return undefined;
       default:
         this.log(`ignoring unknown server message ${JSON.stringify(msg.kind)}`);
         return undefined;
@@ -738,7 +747,7 @@ class ArenaBot {
       table: obs.table || [],
       observation: obs,
       deadline: Number(turn.deadline_unix_ms) || 0,
-      clock: new Clock(turnTimeMs(turn), performance.now(), turn.clock === 'CLOCK_CPU'),
+      clock: new Clock(turnTimeMs(turn), performance.now(), turn.clock === 'CLOCK_CPU', turn.time_bank_ms),
       tried: new Set(),
     };
     g.turns += 1;

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from arena_harness import REDIS_URL, ROOT, Arena
+from service_kit import ObservedRunner
 
 from engine_service.rules import Rules, verify_record
-from worker.match_runner import MatchRunner
 
 BOTS = {"py-greedy": "python", "node-greedy": "node", "cpp-greedy": "cpp"}
 
@@ -35,21 +35,28 @@ def test_python_node_and_cpp_bots_play_complete_verified_matches(arena: Arena) -
             arena.start_cpp_bot(name, token, port)
     arena.wait_connected(*BOTS)
 
+    credits: dict[str, list[int]] = {bot: [] for bot in BOTS}
+
     async def play_all() -> list[dict]:  # type: ignore[type-arg]
         from redis.asyncio import Redis
 
         redis = Redis.from_url(REDIS_URL)
-        runner = MatchRunner(redis, arena.prefix)
+        # a league that credits latency and gives a time bank: every SDK echoes the server's pings
+        runner = ObservedRunner(redis, arena.prefix, latency_credit_ms=1000, time_bank_ms=5000)
         try:
             pairs = list(itertools.permutations(BOTS, 2))  # every pair, both seat orders
-            outcomes = [
-                await runner.play(Rules.preset("tablic", target=61), f"poly-{i}", list(pair), f"poly/{i}")
+            tables = [
+                (Rules.preset("tablic", target=61), f"poly-{i}", list(pair), f"poly/{i}")
                 for i, pair in enumerate(pairs)
             ]
             # and one three-seat table with every language at once
-            outcomes.append(
-                await runner.play(Rules.preset("tablic", players=3, target=41), "poly-3", list(BOTS), "poly/3p")
-            )
+            tables.append((Rules.preset("tablic", players=3, target=41), "poly-3", list(BOTS), "poly/3p"))
+            outcomes = []
+            for rules, seed, seats, game_id in tables:
+                runner.responses.clear()
+                outcomes.append(await runner.play(rules, seed, seats, game_id))
+                for seat, resp in runner.responses:
+                    credits[seats[seat]].append(resp.credit_ms)
         finally:
             await runner.close()
             await redis.aclose()
@@ -64,6 +71,8 @@ def test_python_node_and_cpp_bots_play_complete_verified_matches(arena: Arena) -
         assert verify_record(record).totals == record["score"]
     labels = {p.split("@")[0] for r in records for p in r["players"]}
     assert labels == set(BOTS)
+    for bot, got in credits.items():  # measured from the first echo, sent back right after the Welcome
+        assert got[1:] and all(c > 0 for c in got[1:]), (bot, got[:5])
 
 
 def test_the_cpp_bot_self_test_passes() -> None:
