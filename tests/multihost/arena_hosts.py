@@ -157,27 +157,28 @@ class Deployment:
         for bot, home in BOTS.items():
             self.start_bot(bot, home, think_ms, (delays_ms or {}).get(bot))
 
-    def create_league(self, games: int = 2) -> int:
-        """The league of :data:`BOTS`, ``games`` one-deal games a pairing; how many matches it has."""
-        self.cli("league", "create", LEAGUE, "--games", str(games), "--rule", "deals=1")
-        self.cli("league", "add-bot", LEAGUE, *BOTS)
+    def create_league(self, games: int = 2, league: str = LEAGUE, *options: str) -> int:
+        """The league of :data:`BOTS`, ``games`` one-deal games a pairing (``options``: more of ``tablanette
+        league create``'s); how many matches it has."""
+        self.cli("league", "create", league, "--games", str(games), "--rule", "deals=1", *options)
+        self.cli("league", "add-bot", league, *BOTS)
         return games * len(BOTS) * (len(BOTS) - 1) // 2
 
-    def status(self) -> dict[str, Any]:
-        return dict(json.loads(self.cli("league", "status", LEAGUE, "--json")))
+    def status(self, league: str = LEAGUE) -> dict[str, Any]:
+        return dict(json.loads(self.cli("league", "status", league, "--json")))
 
-    def verify_records(self, expected: int) -> None:
+    def verify_records(self, expected: int, league: str = LEAGUE) -> None:
         """Every record of the league verifies, and there are ``expected`` of them."""
-        records = self.arena.workdir / "records.jsonl"
-        self.cli("records", "export", "--league", LEAGUE, "--out", str(records))
+        records = self.arena.workdir / f"{league}.jsonl"
+        self.cli("records", "export", "--league", league, "--out", str(records))
         assert f"{expected} record(s) verified" in self.cli("records", "verify", str(records))
 
     def bots(self) -> list[dict[str, Any]]:
         """``tablanette bot list``: each bot and the replica it is connected to."""
         return list(json.loads(self.cli("bot", "list", "--json")))
 
-    def ladder(self) -> dict[str, dict[str, Any]]:
-        return {row["bot"]: row for row in json.loads(self.cli("league", "ladder", LEAGUE, "--json"))["rows"]}
+    def ladder(self, league: str = LEAGUE) -> dict[str, dict[str, Any]]:
+        return {row["bot"]: row for row in json.loads(self.cli("league", "ladder", league, "--json"))["rows"]}
 
     def close(self) -> None:
         self.arena.close(clear=False)  # Redis goes with its host: nothing to clean up in it
