@@ -438,7 +438,7 @@ class Gateway:
                     conn.announced.add(game_id)
                 if clock == apb.CLOCK_CPU:
                     watch = self.meters.watch(bot, move_time)
-                credit = 0 if watch is not None else conn.round_trips.credit_ms(latency_credit_ms)
+                credit = conn.round_trips.credit_ms(latency_credit_ms) if latency_credit_ms and watch is None else 0
                 wait = max(wall_cap_ms / 1000, move_time) if watch is not None else move_time + credit / 1000
                 msg = apb.ServerMessage()  # the turn is written into it: a message put in a field is copied
                 if conn.packed:
@@ -449,7 +449,8 @@ class Gateway:
                 sending.deadline_unix_ms = int((time.time() + wait) * 1000)
                 sending.time_left_ms = int(move_time * 1000)
                 sending.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
-                sending.latency_credit_ms = credit
+                if credit:
+                    sending.latency_credit_ms = credit
                 sent = time.monotonic()
                 conn.send(msg)
                 await _answer_close_or_timeout(conn, pending, wait, watch)
@@ -492,8 +493,9 @@ class Gateway:
             elapsed_ms=int(elapsed * 1000),
             arena_fault=pending.arena_fault,
             used_ms=max(int(used * 1000), 0),
-            credit_ms=credit_ms,
         )
+        if credit_ms:
+            resp.credit_ms = credit_ms
         if pending.play is not None:
             resp.play.CopyFrom(pending.play)
         if watch is not None and (cpu_us := await self.meters.finish(watch)) is not None:

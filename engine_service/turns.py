@@ -48,17 +48,20 @@ class MatchClock:
     default) leaves every turn at the move time.
     """
 
-    __slots__ = ("banks", "move_time_ms")
+    __slots__ = ("banked", "banks", "move_time_ms")
 
     def __init__(self, move_time_ms: int, bank_ms: int, seats: int) -> None:
         self.move_time_ms = move_time_ms
         self.banks = [max(bank_ms, 0)] * seats
+        self.banked = bank_ms > 0
 
     def set_turn(self, turn: apb.Turn, seat: int) -> apb.Turn:
-        """``turn`` (the seat's) with the seat's time: the move time and what is left of its bank."""
-        bank = self.banks[seat]
-        turn.time_left_ms = self.move_time_ms + bank
-        turn.time_bank_ms = bank
+        """``turn`` (the seat's, from :class:`TurnBuilder`) with the seat's time: the move time and what is
+        left of its bank. A match without banks leaves it as built, at the move time (this runs every move)."""
+        if self.banked:
+            bank = self.banks[seat]
+            turn.time_left_ms = self.move_time_ms + bank
+            turn.time_bank_ms = bank
         return turn
 
     def charge(self, seat: int, resp: dpb.PlayResponse) -> None:

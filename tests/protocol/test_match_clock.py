@@ -92,7 +92,7 @@ def test_a_missed_deadline_empties_the_bank_and_a_disconnect_leaves_it() -> None
 def test_without_a_bank_every_turn_is_the_move_time() -> None:
     clock = MatchClock(300, 0, seats=2)
     clock.charge(0, played(5000))
-    turn = clock.set_turn(apb.Turn(), 0)
+    turn = clock.set_turn(apb.Turn(time_left_ms=300), 0)  # as TurnBuilder makes it
     assert (turn.time_left_ms, turn.time_bank_ms, clock.banks) == (300, 0, [0, 0])
 
 

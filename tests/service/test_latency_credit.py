@@ -95,6 +95,20 @@ def test_a_bot_300_ms_away_loses_every_move_to_time_without_the_credit_and_none_
     print(f"{mode}: credit {min(credits)}..{max(credits)} ms; charged {min(used)}..{max(used)} ms a move")
 
 
+def test_the_python_sdk_echoes_in_its_inline_mode_too(engine: Engine) -> None:
+    """Answering on the event loop that reads the stream (``--inline``), the SDK echoes the pings as well."""
+    arena = engine.arena
+    arena.start_python_bot("random", "inline-echo", arena.add_bot("inline-echo"), engine.port, "--inline")
+    arena.wait_connected("inline-echo", *engine.healthy)
+    match = MatchThread(
+        arena.prefix, FAR_RULES, "i", ["inline-echo", engine.healthy[0]], "inline/i", latency_credit_ms=1000
+    )
+    match.result()
+    assert match.runner is not None
+    credits = [r.credit_ms for s, r in match.runner.responses if s == 0]
+    assert credits[1:] and all(0 < c < 1000 for c in credits[1:]), credits  # the first turn may beat the first echo
+
+
 # -------------------------------------------------------------------- what a bot can do to its credit
 
 
