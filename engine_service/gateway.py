@@ -133,6 +133,10 @@ class BotConnection:
     """Turns waiting on this stream: woken when it closes."""
     round_trips: RoundTrips = field(default_factory=RoundTrips)
     """The pings sent on this stream and the round trips their echoes measured."""
+    first_echo: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the bot has echoed a ping on this stream."""
+    opened: float = field(default_factory=time.monotonic)
+    """When the stream was admitted."""
     _ending: bool = False
 
     def __post_init__(self) -> None:
@@ -215,6 +219,22 @@ async def _answer_close_or_timeout(
         if watch is not None:
             watch.over.remove_done_callback(wake)
             watch.final.remove_done_callback(wake)
+
+
+async def _first_echo(conn: BotConnection, cap_ms: int) -> None:
+    """A stream the bot has not echoed on yet (it has just connected, to a replica that never measured it):
+    wait for its first echo before sending a turn that credits latency, until ``cap_ms`` have passed since
+    the stream began. The turn is not sent yet, so the wait is the arena's time, not the bot's; a bot that
+    does not echo meets it only in its stream's first ``cap_ms``."""
+    left = cap_ms / 1000 - (time.monotonic() - conn.opened)
+    if left <= 0 or conn.closed.is_set():
+        return
+    waits = {asyncio.ensure_future(conn.first_echo.wait()), asyncio.ensure_future(conn.closed.wait())}
+    try:
+        await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in waits:
+            waiting.cancel()
 
 
 class Gateway:
@@ -353,6 +373,7 @@ class Gateway:
                 if kind == "keepalive" and msg.keepalive.echo:
                     rtt = conn.round_trips.echoed(msg.keepalive.echo, conn.last_heard)
                     if rtt is not None and (estimate := conn.round_trips.estimate()) is not None:
+                        conn.first_echo.set()
                         self.round_trips[conn.entry.bot] = estimate
                         metrics.round_trip(conn.entry.bot, estimate)
                 elif kind == "hello":
@@ -433,6 +454,8 @@ class Gateway:
         try:
             conn = await self._wait_for(bot, grace, pending)
             while conn is not None:
+                if latency_credit_ms and conn.round_trips.estimate() is None:
+                    await _first_echo(conn, latency_credit_ms)
                 if game_id not in conn.announced:
                     conn.send(apb.ServerMessage(game_started=game))
                     conn.announced.add(game_id)

@@ -203,6 +203,23 @@ def test_a_bot_that_reconnects_mid_turn_gets_the_turn_again_with_its_credit(engi
     again.close()
 
 
+def test_a_turn_for_a_bot_that_has_just_connected_waits_for_its_first_echo(engine: Engine) -> None:
+    """As after a move to a replica that never measured the bot: the turn is held (the arena's time, not the
+    bot's) until the first echo is back, so even the first turn is credited."""
+    raw = engine.raw()
+    raw.welcome(engine.arena.add_bot("newcomer"), "newcomer")
+    match = MatchThread(
+        engine.arena.prefix, FAR_RULES, "f", ["newcomer", engine.healthy[1]], "raw/f", latency_credit_ms=1000
+    )
+    keepalive = ping(raw)
+    time.sleep(0.5)  # a 500 ms round trip
+    raw.send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=keepalive.echo)))
+    turns = raw_turns(raw, "raw/f", [])
+    assert 500 <= turns[0].latency_credit_ms < 1000, turns[0]
+    assert match.result().conduct[0].timeouts == 0
+    raw.close()
+
+
 # -------------------------------------------------------------------- time banks
 
 
