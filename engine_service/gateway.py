@@ -283,8 +283,8 @@ class Gateway:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
         peer = peer_address(context.peer() or "")
         admitted = await self.admission.admit(first, context, peer, self)
-        conn = BotConnection(admitted.entry, peer, admitted.token_digest, self.settings.outbox_limit)
-        conn.round_trips = RoundTrips(self.round_trips.get(admitted.entry.bot))
+        trips = RoundTrips(self.round_trips.get(admitted.entry.bot))  # the bot's last estimate here, if any
+        conn = BotConnection(admitted.entry, peer, admitted.token_digest, self.settings.outbox_limit, round_trips=trips)
         granted = [f for f in FEATURES if f in first.hello.features]
         conn.packed = "packed" in granted
         name = conn.entry.bot

@@ -140,12 +140,17 @@ def ping(raw: RawBot) -> apb.Keepalive:
     return keepalive
 
 
+def echo(raw: RawBot, value: int) -> None:
+    """Send ``value`` back as a ping's echo (whether the server sent it or not)."""
+    raw.send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=value)))
+
+
 def test_a_bot_that_never_echoes_or_makes_echoes_up_gets_no_credit(engine: Engine) -> None:
     raw = engine.raw()
     raw.welcome(engine.arena.add_bot("no-echo"), "no-echo")
     made_up = ping(raw).echo ^ 0x5A5A
     for value in (made_up, 1, 0):
-        raw.send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=value)))
+        echo(raw, value)
     match = MatchThread(
         engine.arena.prefix, FAR_RULES, "n", ["no-echo", engine.healthy[1]], "raw/n", latency_credit_ms=500
     )
@@ -161,7 +166,7 @@ def test_a_bot_that_holds_its_echoes_back_gains_no_more_than_the_cap(engine: Eng
     raw.welcome(engine.arena.add_bot("slow-echo"), "slow-echo")
     keepalive = ping(raw)
     time.sleep(1.0)  # a round trip of a second, as far as the arena can tell
-    raw.send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=keepalive.echo)))
+    echo(raw, keepalive.echo)
     match = MatchThread(
         engine.arena.prefix, FAR_RULES, "s", ["slow-echo", engine.healthy[1]], "raw/s", latency_credit_ms=300
     )
@@ -184,7 +189,7 @@ def test_a_bot_that_reconnects_mid_turn_gets_the_turn_again_with_its_credit(engi
     raw.welcome(token, "comeback")
     keepalive = ping(raw)
     time.sleep(0.2)
-    raw.send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=keepalive.echo)))
+    echo(raw, keepalive.echo)
     match = MatchThread(
         engine.arena.prefix, FAR_RULES, "c", ["comeback", engine.healthy[1]], "raw/c", latency_credit_ms=1000
     )
@@ -213,7 +218,7 @@ def test_a_turn_for_a_bot_that_has_just_connected_waits_for_its_first_echo(engin
     )
     keepalive = ping(raw)
     time.sleep(0.5)  # a 500 ms round trip
-    raw.send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=keepalive.echo)))
+    echo(raw, keepalive.echo)
     turns = raw_turns(raw, "raw/f", [])
     assert 500 <= turns[0].latency_credit_ms < 1000, turns[0]
     assert match.result().conduct[0].timeouts == 0
