@@ -17,6 +17,7 @@ game-slot sets share one tag (``{<prefix>:slots}:<bot>``).
 | ``<prefix>:leagues`` | set | league ids |
 | ``<prefix>:hosted`` | hash | hosted bot name -> its number of versions |
 | ``<prefix>:hosted-owner`` | hash | hosted bot name -> SHA-256 of its owner key |
+| ``<prefix>:hosted-public-output`` | hash | hosted bot name -> ``1`` if its owner shows its output to everyone |
 | ``<prefix>:versions:<bot>`` | hash | version number -> JSON: hash, manifest, state, build log, reports |
 | ``<prefix>:source:<bot>@<n>`` | string | a hosted version's source archive |
 | ``<prefix>:host-lease:<bot>@<n>`` | string, TTL | the host that builds or runs the version now |
@@ -85,6 +86,11 @@ class Keys:
     def hosted_owner(self) -> str:
         """Hash: hosted bot name -> SHA-256 of its owner key (submits through the API and the web)."""
         return f"{self.prefix}:hosted-owner"
+
+    @property
+    def hosted_public_output(self) -> str:
+        """Hash: hosted bot name -> ``1`` if its owner lets everyone see its output and build logs."""
+        return f"{self.prefix}:hosted-public-output"
 
     def versions(self, bot: str) -> str:
         """Hash: version number -> the version's JSON (:class:`store.versions.Version`)."""
