@@ -77,6 +77,22 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
         async for ask in self.gateway.meters.serve(request_iterator, context.peer() or "?"):
             yield ask
 
+    async def Relayed(
+        self, request: dispatch_pb2.RelayedRequest, context: grpc.aio.ServicerContext
+    ) -> dispatch_pb2.RelayedResponse:
+        """A bot host's relay says which hosted version a connection carries (:mod:`engine_service.relayed`)."""
+        await self._check(context)
+        relayed = self.gateway.relayed
+        args = (request.host, request.port, request.bot_name, request.connection)
+        try:
+            if request.closed:
+                relayed.forget(*args)
+            else:
+                relayed.announce(*args)
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed relayed connection: {exc}")
+        return dispatch_pb2.RelayedResponse(known=not request.closed, keep_ms=int(relayed.keep_s * 1000))
+
     async def PlayMatch(
         self, request: dispatch_pb2.PlayMatchRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[dispatch_pb2.MatchEvents]:

@@ -36,8 +36,9 @@ from google.protobuf.message import DecodeError
 from config import ArenaSettings
 from engine_service import convert, metrics
 from engine_service.admission import Admission, is_quiet, short
-from engine_service.limits import RateLimit, peer_address
+from engine_service.limits import RateLimit
 from engine_service.meters import Meters, Watch
+from engine_service.relayed import RelayedPeers
 from engine_service.round_trips import RoundTrips
 from engine_service.rules import Play, TablanetteError
 from store.sessions import SessionEntry, SessionRegistry
@@ -260,6 +261,8 @@ class Gateway:
         self.round_trips: dict[str, float] = {}
         """Each bot's last round-trip estimate here: a new stream of the bot starts from it."""
         self.meters = Meters()
+        self.relayed = RelayedPeers()
+        """The connections bot hosts' relays announced: their streams are limited per version, not per address."""
         self.draining = False
 
     # ------------------------------------------------------------ bot streams
@@ -281,7 +284,7 @@ class Gateway:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
-        peer = peer_address(context.peer() or "")
+        peer = self.relayed.key(context.peer() or "")  # a relayed hosted bot's own key, else its address
         admitted = await self.admission.admit(first, context, peer, self)
         trips = RoundTrips(self.round_trips.get(admitted.entry.bot))  # the bot's last estimate here, if any
         conn = BotConnection(admitted.entry, peer, admitted.token_digest, self.settings.outbox_limit, round_trips=trips)

@@ -9,6 +9,28 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class RelayedRequest(_message.Message):
+    __slots__ = ("bot_name", "host", "port", "connection", "closed")
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    CONNECTION_FIELD_NUMBER: _ClassVar[int]
+    CLOSED_FIELD_NUMBER: _ClassVar[int]
+    bot_name: str
+    host: str
+    port: int
+    connection: str
+    closed: bool
+    def __init__(self, bot_name: _Optional[str] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., connection: _Optional[str] = ..., closed: _Optional[bool] = ...) -> None: ...
+
+class RelayedResponse(_message.Message):
+    __slots__ = ("known", "keep_ms")
+    KNOWN_FIELD_NUMBER: _ClassVar[int]
+    KEEP_MS_FIELD_NUMBER: _ClassVar[int]
+    known: bool
+    keep_ms: int
+    def __init__(self, known: _Optional[bool] = ..., keep_ms: _Optional[int] = ...) -> None: ...
+
 class MeterReport(_message.Message):
     __slots__ = ("claim", "release", "ask_id", "used_us", "over", "unknown")
     CLAIM_FIELD_NUMBER: _ClassVar[int]

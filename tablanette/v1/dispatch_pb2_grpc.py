@@ -59,6 +59,11 @@ class DispatchStub:
                 request_serializer=tablanette_dot_v1_dot_dispatch__pb2.MeterReport.SerializeToString,
                 response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.MeterAsk.FromString,
                 _registered_method=True)
+        self.Relayed = channel.unary_unary(
+                '/tablanette.v1.Dispatch/Relayed',
+                request_serializer=tablanette_dot_v1_dot_dispatch__pb2.RelayedRequest.SerializeToString,
+                response_deserializer=tablanette_dot_v1_dot_dispatch__pb2.RelayedResponse.FromString,
+                _registered_method=True)
 
 
 class DispatchServicer:
@@ -111,6 +116,19 @@ class DispatchServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Relayed(self, request, context):
+        """A bot host's relay (the one way out of a hosted gRPC bot's sandbox) says
+        which hosted version a TCP connection it opened to this replica carries:
+        before it relays the connection's first byte, again while the connection
+        lasts (before keep_ms runs out), and once more when it ends (closed). The
+        gateway then counts that connection's Hellos and streams under the version
+        (`relay:<bot>`), not under the host's address that every hosted bot shares.
+        It decides no identity: a Hello's token still says which bot it is.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DispatchServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -138,6 +156,11 @@ def add_DispatchServicer_to_server(servicer, server):
                     servicer.Meter,
                     request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.MeterReport.FromString,
                     response_serializer=tablanette_dot_v1_dot_dispatch__pb2.MeterAsk.SerializeToString,
+            ),
+            'Relayed': grpc.unary_unary_rpc_method_handler(
+                    servicer.Relayed,
+                    request_deserializer=tablanette_dot_v1_dot_dispatch__pb2.RelayedRequest.FromString,
+                    response_serializer=tablanette_dot_v1_dot_dispatch__pb2.RelayedResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -275,6 +298,33 @@ class Dispatch:
             '/tablanette.v1.Dispatch/Meter',
             tablanette_dot_v1_dot_dispatch__pb2.MeterReport.SerializeToString,
             tablanette_dot_v1_dot_dispatch__pb2.MeterAsk.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Relayed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablanette.v1.Dispatch/Relayed',
+            tablanette_dot_v1_dot_dispatch__pb2.RelayedRequest.SerializeToString,
+            tablanette_dot_v1_dot_dispatch__pb2.RelayedResponse.FromString,
             options,
             channel_credentials,
             insecure,
