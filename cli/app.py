@@ -34,6 +34,7 @@ def _bot(module: Any) -> None:
     module.bot_app.command("versions")(hosting_cmd.versions)
     module.bot_app.command("version")(hosting_cmd.version)
     module.bot_app.command("owner-key")(hosting_cmd.owner_key)
+    module.bot_app.command("output")(hosting_cmd.output)
 
 
 COMMANDS: dict[str, tuple[str, str, Callable[[Any], None] | None]] = {

@@ -4,7 +4,12 @@ A bot author submits a folder with a ``bot.toml`` (docs/hosting.md); every
 submission is a new version ``NAME@N``, which a host (``tablanette host``, also
 started by ``tablanette up`` where sandboxes can be made) builds, preflights and
 runs. ``bot versions`` lists a bot's versions and where each stands; ``bot
-version NAME@N`` shows one with its build log, preflight report and evidence.
+version NAME@N`` shows one with its build log, preflight report and evidence;
+``bot output NAME`` says (and with ``--public``/``--private`` sets) whether
+everyone may read the bot's output on the web, or only its owner.
+
+Everything a bot or a build wrote is printed printable (:mod:`store.printable`):
+no escape sequence of theirs reaches the operator's terminal.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from .common import console, fail, redis_client
@@ -38,17 +44,18 @@ def submit(
     from hosting.manifest import ManifestError
     from hosting.source import SourceError
     from hosting.submit import from_folder
-    from store.versions import VersionError, Versions
+    from store.printable import line
+    from store.versions import Quota, QuotaError, VersionError, Versions
 
     client, settings = redis_client()
     versions = Versions(client, settings.prefix)
     try:
-        version, size = from_folder(versions, name, folder, lang or "")
-    except (ManifestError, SourceError, VersionError) as exc:
-        fail(str(exc))
-    m = version.manifest
+        version, size = from_folder(versions, name, folder, Quota.of(settings), lang or "")
+    except (ManifestError, SourceError, VersionError, QuotaError) as exc:
+        fail(escape(line(str(exc))))
+    m = version.printable_json()["manifest"]
     console.print(
-        f"submitted [bold]{version.name}[/] ({m['language'] or 'language not given'}, {m['protocol']}; "
+        f"submitted [bold]{version.name}[/] ({escape(m['language']) or 'language not given'}, {m['protocol']}; "
         f"{size:,} bytes, source {version.source_hash[:12]})",
         highlight=False,
     )
@@ -66,9 +73,9 @@ def submit(
     while (v := versions.require(version.name)).state in WAITING and time.monotonic() < ends:
         if v.state != seen:
             seen = v.state
-            console.print(f"{v.name}: {v.state} {v.note}".rstrip(), highlight=False)
+            console.print(f"{v.name}: {v.state} {line(v.note)}".rstrip(), highlight=False, markup=False)
         time.sleep(0.5)
-    _show(v.to_json(), log=v.state == "build-failed")
+    _show(v.printable_json(), log=v.state == "build-failed")
     if v.state != "ready":
         raise typer.Exit(1)
 
@@ -90,6 +97,7 @@ def versions(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """A hosted bot's versions (or every hosted bot's) and where each stands."""
+    from store.printable import line
     from store.versions import Versions
 
     client, settings = redis_client()
@@ -98,21 +106,25 @@ def versions(
     if bot and not found:
         fail(f"no hosted bot {bot!r}: `tablanette bot submit DIR --name {bot}` submits its first version")
     if as_json:
-        print(json.dumps([v.to_json() for v in found], indent=2))
+        print(json.dumps([v.printable_json() for v in found], indent=2))
         return
     table = Table("version", "state", "language", "source", "submitted", "note")
     for v in found:
         submitted = time.strftime("%Y-%m-%d %H:%M", time.localtime(v.submitted))
-        table.add_row(v.name, v.state, v.manifest.get("language", ""), v.source_hash[:12], submitted, v.note)
+        language = escape(line(str(v.manifest.get("language", ""))))
+        table.add_row(v.name, v.state, language, v.source_hash[:12], submitted, escape(line(v.note)))
     console.print(table)
 
 
 def version(
     name: Annotated[str, typer.Argument(help="A version, NAME@N.")],
-    log: Annotated[bool, typer.Option("--log", help="Print the whole build log.")] = False,
+    log: Annotated[
+        bool, typer.Option("--log", help="Print the whole build log, its latest output and each fault's output.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """One version: its state, build, preflight report and the evidence of its faults."""
+    """One version: its state, build, preflight report and the evidence of its faults (all it wrote, made
+    printable: no escape sequence of its own reaches this terminal)."""
     from store.versions import VersionError, Versions
 
     client, settings = redis_client()
@@ -121,30 +133,74 @@ def version(
     except VersionError as exc:
         fail(str(exc))
     if as_json:
-        print(json.dumps(v.to_json(), indent=2))
+        print(json.dumps(v.printable_json(), indent=2))
         return
-    _show(v.to_json(), log=log)
+    _show(v.printable_json(), log=log)
+
+
+def output(
+    bot: Annotated[str, typer.Argument(help="A hosted bot.")],
+    public: Annotated[
+        bool | None,
+        typer.Option(
+            "--public/--private",
+            help="Show its versions' output, faults' output and build logs on the web to everyone, "
+            "or to its owner only (the default).",
+        ),
+    ] = None,
+) -> None:
+    """Who reads a hosted bot's output on the web: its owner only (the default), or everyone.
+
+    Its owner chooses too, with the owner key (`POST /api/bots/NAME/output-visibility`); the operator
+    reads everything with `tablanette bot version NAME@N --log`.
+    """
+    from store.versions import VersionError, Versions
+
+    client, settings = redis_client()
+    store = Versions(client, settings.prefix)
+    try:
+        if public is not None:
+            store.set_output_public(bot, public)
+        elif not store.of(bot):
+            raise VersionError(f"no hosted bot named {bot!r}")
+    except VersionError as exc:
+        fail(str(exc))
+    shown = "everyone" if store.output_public(bot) else "its owner only (and the operator)"
+    console.print(f"{bot}: its output and build logs are shown on the web to {shown}", highlight=False)
 
 
 def _show(v: dict[str, Any], log: bool) -> None:
-    console.print(f"[bold]{v['name']}[/]: {v['state']}" + (f" ({v['note']})" if v["note"] else ""), highlight=False)
+    """Print a version's :meth:`~store.versions.Version.printable_json` (never with rich's markup: the
+    texts are a stranger's)."""
+
+    def say(text: str) -> None:
+        console.print(text, highlight=False, markup=False)
+
+    say(f"{v['name']}: {v['state']}" + (f" ({v['note']})" if v["note"] else ""))
     m = v["manifest"]
-    console.print(f"  {m['language'] or '?'}, {m['protocol']}; runs {' '.join(m['run'])}", highlight=False)
+    say(f"  {m['language'] or '?'}, {m['protocol']}; runs {' '.join(m['run'])}")
     if v["build_seconds"] is not None:
         console.print(f"  built in {v['build_seconds']} s", highlight=False)
     if log or v["state"] == "build-failed":
         lines = v["build_log"].splitlines()
         shown = lines if log else lines[-30:]
-        console.print(("  build log:" if log else "  end of the build log:"), highlight=False)
-        for line in shown:
-            console.print(f"    {line}", highlight=False, markup=False)
+        say("  build log:" if log else "  end of the build log:")
+        for text in shown:
+            say(f"    {text}")
     if pf := v["preflight"]:
         verdict = "passed" if pf["passed"] else "failed: " + "; ".join(pf["problems"])
         games = f"{pf['games']} of {pf['planned']} games"
-        console.print(f"  preflight ({pf['league']}): {games}, {verdict}", highlight=False)
-    for e in v["evidence"][:3]:
+        say(f"  preflight ({pf['league']}): {games}, {verdict}")
+    if log and v["output"]:
+        at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(v["output_at"] or 0))
+        say(f"  latest output (as of {at}):")
+        for text in v["output"]:
+            say(f"    {text}")
+    for e in v["evidence"] if log else v["evidence"][:3]:
         at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["at"]))
-        console.print(f"  fault at {at}: {e['reason']}", highlight=False, markup=False)
+        say(f"  fault at {at}: {e['reason']}")
+        for text in e.get("output", []) if log else []:
+            say(f"    {text}")
 
 
 def host(

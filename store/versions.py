@@ -14,8 +14,19 @@ and the sandbox's reason). A league's quarantine holds a version like any bot
 evidence. A version's source and manifest never change; only its state and
 these reports do, written by the one host that holds its lease (:meth:`Versions.claim`).
 
-Keys (:class:`store.keys.Keys`): ``hosted``, ``versions:<bot>``, ``source:<bot>@<n>``,
-``host-lease:<bot>@<n>``.
+Every text in those reports comes from a stranger's program or build, so every
+write goes through :meth:`Versions.update`, which makes them printable
+(:mod:`store.printable`): no writer can keep an escape sequence. Who may read
+a version's output is its owner's choice (:meth:`Versions.set_output_public`);
+the store keeps the choice, the web enforces it.
+
+A bot submits within its :class:`Quota`: so many versions an hour, and so many
+bytes of source kept (every archive lives in Redis, in its RAM: this bound is
+what keeps the arena's store from filling). A hosted bot has one owner key, so
+these are also the quotas of its owner (the key's holder).
+
+Keys (:class:`store.keys.Keys`): ``hosted``, ``hosted-owner``, ``hosted-public-output``,
+``versions:<bot>``, ``source:<bot>@<n>``, ``host-lease:<bot>@<n>``.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -32,6 +44,9 @@ from typing import Any
 import redis
 from redis.exceptions import LockError
 
+from config import ArenaSettings
+
+from . import printable
 from .codec import text
 from .keys import Keys
 from .tokens import NAME_RE, VERSION_RE, token_hash
@@ -42,10 +57,45 @@ MAX_LOG = 64 << 10
 MAX_EVIDENCE = 10
 MAX_OUTPUT = 40
 """Lines of a program's output kept (with each piece of evidence, and as its latest output)."""
+MAX_LINE = 1000
+"""Characters kept of one line of output, a note or a reason."""
+FAILED = ("build-failed", "preflight-failed")
+"""States a version never leaves: nothing builds or runs it again, so its source may go."""
+HOUR = 3600.0
 
 
 class VersionError(ValueError):
     """An unknown bot or version, or a bad name."""
+
+
+class QuotaError(ValueError):
+    """A submission over its bot's :class:`Quota`, refused before anything was kept.
+
+    ``status`` is the HTTP status that says so (429: too many versions this hour,
+    with ``retry_after`` seconds; 413: too many bytes of source kept).
+    """
+
+    def __init__(self, message: str, status: int, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.status, self.retry_after = status, retry_after
+
+
+@dataclass(frozen=True)
+class Quota:
+    """What one hosted bot (so its owner key's holder) may submit: ``versions_per_hour`` versions in any
+    hour, and ``source_bytes`` bytes of source archives kept in Redis, all its versions together."""
+
+    versions_per_hour: int
+    source_bytes: int
+
+    @classmethod
+    def of(cls, settings: ArenaSettings) -> Quota:
+        """The quota the settings give (``TABLANETTE_VERSIONS_PER_HOUR``, ``TABLANETTE_SOURCE_BYTES_PER_BOT``)."""
+        return cls(settings.versions_per_hour, settings.source_bytes_per_bot)
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MB"
 
 
 def split_version(name: str) -> tuple[str, int] | None:
@@ -86,6 +136,23 @@ class Version:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, **asdict(self)}
 
+    def clean(self) -> None:
+        """Make every text it holds printable (:mod:`store.printable`) and bounded: the note, the build
+        log (its end), the latest output and each fault's reason and output, the preflight report."""
+        self.note = printable.line(self.note, MAX_LINE)
+        self.build_log = printable.text(self.build_log, MAX_LOG)
+        self.output = printable.lines(self.output[-MAX_OUTPUT:], MAX_LINE)
+        self.evidence = [printable.deep(e, MAX_LINE) for e in self.evidence[:MAX_EVIDENCE]]
+        self.preflight = printable.deep(self.preflight, MAX_LINE)
+
+    def printable_json(self) -> dict[str, Any]:
+        """:meth:`to_json` with every text printable, the manifest's too, whenever it was stored: what
+        the CLI prints and the web serves."""
+        copy = Version.from_json(json.dumps(self.to_json()))
+        copy.clean()
+        copy.manifest = printable.deep(copy.manifest, MAX_LINE)
+        return copy.to_json()
+
     @classmethod
     def from_json(cls, raw: str | bytes) -> Version:
         data = json.loads(raw)
@@ -100,20 +167,76 @@ class Versions:
         self.r = client
         self.keys = Keys(prefix)
 
-    def submit(self, bot: str, manifest: dict[str, Any], archive: bytes, source_hash: str) -> Version:
-        """Keep a new version of ``bot`` (hosted bots are created by their first submission)."""
+    def submit(
+        self, bot: str, manifest: dict[str, Any], archive: bytes, source_hash: str, quota: Quota | None = None
+    ) -> Version:
+        """Keep a new version of ``bot`` (hosted bots are created by their first submission), within
+        ``quota`` if given: over it, :class:`QuotaError` and nothing is kept (not even a number taken).
+
+        The quota is checked and the version kept in one optimistic transaction on the bot's versions,
+        so two submissions at once cannot both pass the last free place. When the source bytes would
+        pass the bound, the sources of the bot's failed versions are given up first (nothing builds or
+        runs them again).
+        """
         if not NAME_RE.match(bot):
             raise VersionError(f"bot name {bot!r} must be 1-64 letters, digits, '_', '.' or '-'")
         if self.r.hexists(self.keys.bots, bot) and not self.r.hexists(self.keys.hosted, bot):
             raise VersionError(f"{bot!r} is a bot that connects itself (`tablanette bot add`): choose another name")
-        number = int(self.r.hincrby(self.keys.hosted, bot, 1))
-        now = time.time()
-        version = Version(bot, number, source_hash, manifest, now, updated=now)
-        pipe = self.r.pipeline()
-        pipe.set(self.keys.source(version.name), archive)
-        pipe.hset(self.keys.versions(bot), str(number), json.dumps(version.to_json()))
-        pipe.execute()
-        return version
+        made: list[Version] = []
+
+        def keep(pipe: redis.client.Pipeline) -> None:
+            now = time.time()
+            drop = self._within(bot, len(archive), quota, now) if quota is not None else []
+            number = int(pipe.hget(self.keys.hosted, bot) or 0) + 1
+            version = Version(bot, number, source_hash, manifest, now, updated=now)
+            pipe.multi()
+            if drop:
+                pipe.delete(*(self.keys.source(name) for name in drop))
+            pipe.hset(self.keys.hosted, bot, str(number))
+            pipe.set(self.keys.source(version.name), archive)
+            pipe.hset(self.keys.versions(bot), str(number), json.dumps(version.to_json()))
+            made[:] = [version]
+
+        self.r.transaction(keep, self.keys.hosted, self.keys.versions(bot))
+        return made[0]
+
+    def check_rate(self, bot: str, quota: Quota) -> None:
+        """:class:`QuotaError` (429) if ``bot`` may submit no version now: a cheap early refusal, before
+        an upload is read (:meth:`submit` checks again, for good)."""
+        self._rate(bot, self.of(bot), quota, time.time())
+
+    def _rate(self, bot: str, versions: list[Version], quota: Quota, now: float) -> None:
+        recent = sorted(v.submitted for v in versions if v.submitted > now - HOUR)
+        if len(recent) >= quota.versions_per_hour:
+            wait = max(1, math.ceil(recent[-quota.versions_per_hour] + HOUR - now))
+            raise QuotaError(
+                f"{bot} has had {len(recent)} versions in the last hour, the most a hosted bot may have "
+                f"(TABLANETTE_VERSIONS_PER_HOUR={quota.versions_per_hour}): submit the next in {wait} s",
+                429,
+                wait,
+            )
+
+    def _within(self, bot: str, size: int, quota: Quota, now: float) -> list[str]:
+        """Check a new archive of ``size`` bytes against ``bot``'s quota (:class:`QuotaError` if over);
+        the versions whose sources must go to make room for it (failed ones only)."""
+        versions = self.of(bot)
+        self._rate(bot, versions, quota, now)
+        reads = self.r.pipeline(transaction=False)
+        for v in versions:
+            reads.strlen(self.keys.source(v.name))
+        sizes = [int(n) for n in reads.execute()] if versions else []
+        kept = sum(sizes)
+        if kept + size <= quota.source_bytes:
+            return []
+        spare = [(v.name, n) for v, n in zip(versions, sizes, strict=True) if v.state in FAILED and n]
+        if kept - sum(n for _, n in spare) + size > quota.source_bytes:
+            raise QuotaError(
+                f"{bot} keeps {_mb(kept)} of source in the arena's store; this archive's {_mb(size)} would pass "
+                f"the most a hosted bot may keep, {_mb(quota.source_bytes)} (TABLANETTE_SOURCE_BYTES_PER_BOT): "
+                "ask the arena's operator for room",
+                413,
+            )
+        return [name for name, _ in spare]
 
     def get(self, name: str) -> Version | None:
         parts = split_version(name)
@@ -176,9 +299,7 @@ class Versions:
             version = Version.from_json(raw)
             change(version)
             version.updated = time.time()
-            version.build_log = version.build_log[-MAX_LOG:]
-            version.evidence = version.evidence[:MAX_EVIDENCE]
-            version.output = version.output[-MAX_OUTPUT:]
+            version.clean()  # whoever wrote them, the texts kept are printable and bounded
             pipe.multi()
             pipe.hset(key, field_name, json.dumps(version.to_json()))
             done[:] = [version]
@@ -220,6 +341,20 @@ class Versions:
         elif not self.r.hsetnx(self.keys.hosted_owner, bot, token_hash(key)):
             return None
         return key
+
+    def set_output_public(self, bot: str, public: bool) -> None:
+        """The owner's choice: ``public``, everyone sees the bot's output, faults' output and build logs;
+        else (the default) only its owner and the operator do."""
+        if not self.r.hexists(self.keys.hosted, bot):
+            raise VersionError(f"no hosted bot named {bot!r}")
+        if public:
+            self.r.hset(self.keys.hosted_public_output, bot, "1")
+        else:
+            self.r.hdel(self.keys.hosted_public_output, bot)
+
+    def output_public(self, bot: str) -> bool:
+        """Whether ``bot``'s owner shows its output to everyone (:meth:`set_output_public`)."""
+        return bool(self.r.hexists(self.keys.hosted_public_output, bot))
 
     def has_owner(self, bot: str) -> bool:
         return bool(self.r.hexists(self.keys.hosted_owner, bot))

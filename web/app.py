@@ -3,6 +3,11 @@
 ``tablanette web`` serves it with uvicorn. Routes are thin: every answer comes
 from :mod:`web.queries` or :mod:`web.replay`. The API is
 described at ``/api`` (human) and ``/api/openapi.json`` (machine).
+
+A hosted version's latest output, its faults' output and its build log are its
+program's own words: served to its owner (``Authorization: Bearer KEY``), and
+to everyone only if the owner chose so (``POST /api/bots/NAME/output-visibility``).
+Every text from a bot or a build is served printable (:mod:`store.printable`).
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
+from config import ArenaSettings, load_settings
 from hosting.manifest import ManifestError
 from hosting.source import MAX_PACKED, SourceError
 from hosting.submit import from_archive
 from scheduler.ladder import LOS_TOP
+from store import printable
 from store.audit import AuditLog
 from store.leagues import LeagueError
-from store.versions import VersionError
+from store.versions import Quota, QuotaError, VersionError
 from web import queries
 from web.queries import Reads
 from web.replay import replay_frames
@@ -42,19 +49,25 @@ def _reads(request: Request) -> Reads:
 ReadsDep = Annotated[Reads, Depends(_reads)]
 
 
-def create_app(client: redis.Redis, prefix: str) -> FastAPI:
+def create_app(client: redis.Redis, prefix: str, settings: ArenaSettings | None = None) -> FastAPI:
+    """The app over the arena under ``prefix``; ``settings`` give the hosted bots' quotas (default:
+    the environment's, as every process reads them)."""
     app = FastAPI(
         title="Tablanette Arena API",
         version="1",
         docs_url=None,
         redoc_url=None,
         openapi_url="/api/openapi.json",
-        description="JSON behind every page of the ladder, read-only but for one call: a hosted bot's owner "
-        "submitting a new version. Errors answer "
-        '`{"detail": "..."}` with status 401 (not the owner), 404 (unknown league, bot or match), '
-        "413 (too large) or 422 (bad parameter or submission).",
+        description="JSON behind every page of the ladder, read-only but for a hosted bot's owner's calls "
+        "(with its owner key as `Authorization: Bearer KEY`): submitting a new version, asking for a "
+        "quarantine's lift, showing its output to everyone or not. A hosted version's latest output, faults' "
+        "output and build log are served to its owner, and to everyone only if the owner chose so. Errors "
+        'answer `{"detail": "..."}` with status 401 (not the owner), 404 (unknown league, bot or match), '
+        "409 (not in quarantine), 413 (too large, or more source than a bot may keep), 422 (bad parameter "
+        "or submission) or 429 (more versions this hour than a bot may submit; `Retry-After` says when).",
     )
     app.state.reads = Reads.open(client, prefix)
+    app.state.quota = Quota.of(settings or load_settings())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(pages)
     app.include_router(api)
@@ -64,6 +77,11 @@ def create_app(client: redis.Redis, prefix: str) -> FastAPI:
 
     for unknown in (LeagueError, VersionError):  # an unknown league, bot, match or version
         app.add_exception_handler(unknown, not_found)
+
+    @app.exception_handler(QuotaError)
+    async def over_quota(request: Request, exc: QuotaError) -> JSONResponse:
+        headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+        return JSONResponse({"detail": str(exc)}, status_code=exc.status, headers=headers)
 
     @app.exception_handler(redis.RedisError)
     async def store_unreachable(request: Request, exc: redis.RedisError) -> JSONResponse:
@@ -213,11 +231,28 @@ def api_hosted_bot(reads: ReadsDep, bot: str) -> JSONResponse:
 @api.get(
     "/bots/{bot}/versions/{number}",
     tags=["hosted bots"],
-    summary="One version: build log, preflight report, latest output, faults with the sandbox's reasons, "
-    "and its leagues with any quarantine",
+    summary="One version: preflight report, faults with the sandbox's reasons, and its leagues with any "
+    "quarantine; its latest output, faults' output and build log only to its owner (Bearer owner key) "
+    "unless the owner shows them to everyone (`output_shown` says whether this answer holds them)",
 )
-def api_hosted_version(reads: ReadsDep, bot: str, number: int) -> JSONResponse:
-    return JSONResponse(queries.hosted_version(reads, bot, number))
+def api_hosted_version(reads: ReadsDep, bot: str, number: int, request: Request) -> JSONResponse:
+    return JSONResponse(queries.hosted_version(reads, bot, number, owner=_is_owner(reads, bot, request)))
+
+
+class OutputVisibility(BaseModel):
+    public: bool = Field(description="true: everyone sees the bot's output and build logs; false: its owner only")
+
+
+@api.post(
+    "/bots/{bot}/output-visibility",
+    tags=["hosted bots"],
+    summary="The owner (Bearer owner key) shows every version's latest output, faults' output and build log "
+    "to everyone, or to its owner only (the default)",
+)
+def api_output_visibility(reads: ReadsDep, bot: str, body: OutputVisibility, request: Request) -> JSONResponse:
+    _check_owner(reads, bot, request)
+    reads.versions.set_output_public(bot, body.public)
+    return JSONResponse({"bot": bot, "output_public": reads.versions.output_public(bot)})
 
 
 @api.post(
@@ -229,21 +264,28 @@ def api_hosted_version(reads: ReadsDep, bot: str, number: int) -> JSONResponse:
 )
 async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
     _check_owner(reads, bot, request)
+    quota: Quota = request.app.state.quota
+    reads.versions.check_rate(bot, quota)  # spam is refused before its upload is read
     upload = bytearray()
     async for chunk in request.stream():
         upload.extend(chunk)
         if len(upload) > MAX_PACKED:
             raise HTTPException(413, f"the archive is larger than {MAX_PACKED >> 20} MB")
     try:
-        version, size = await run_in_threadpool(from_archive, reads.versions, bot, bytes(upload))
+        version, size = await run_in_threadpool(from_archive, reads.versions, bot, bytes(upload), quota)
     except (ManifestError, SourceError) as exc:
         raise HTTPException(422, str(exc)) from None
     return JSONResponse({**version.to_json(), "size": size}, status_code=201)
 
 
-def _check_owner(reads: Reads, bot: str, request: Request) -> None:
+def _is_owner(reads: Reads, bot: str, request: Request) -> bool:
+    """Whether the request carries ``bot``'s owner key (``Authorization: Bearer KEY``: never in a URL)."""
     key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-    if not key or not reads.versions.is_owner(bot, key):
+    return bool(key) and reads.versions.is_owner(bot, key)
+
+
+def _check_owner(reads: Reads, bot: str, request: Request) -> None:
+    if not _is_owner(reads, bot, request):
         raise HTTPException(
             401, f"not {bot}'s owner key: send it as `Authorization: Bearer KEY` (`tablanette bot owner-key {bot}`)"
         )
@@ -267,7 +309,9 @@ def api_lift_request(reads: ReadsDep, bot: str, number: int, body: LiftRequest, 
     reads.versions.require(name)
     if not reads.leagues.exists(body.league):
         raise HTTPException(404, f"no league named {body.league!r}")
-    message = body.message.strip()
+    message = printable.line(body.message, 2000).strip()  # the operator reads it in a terminal too
+    if not message:
+        raise HTTPException(422, "the message is empty once its control characters are removed")
     made = reads.leagues.request_lift(body.league, name, message)
     if made is None:
         raise HTTPException(409, f"{name} is not in quarantine in league {body.league}")

@@ -2,7 +2,8 @@
 
 Each function answers one page's question with a bounded number of Redis round
 trips, whatever the league's size (see :mod:`store.results`). Nothing here
-touches Redis directly.
+touches Redis directly. Every text a bot, a build or an owner wrote is served
+printable (:mod:`store.printable`), however old its record.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from engine_service.rules import GameRecord
 from engine_service.turns import wall_cap_ms
 from scheduler.ladder import fitted, los_matrix
 from scheduler.ladder import ladder as fitted_ladder
+from store import printable
 from store.leagues import League, LeagueError, LeagueStore
 from store.results import LeagueResults
 from store.versions import Version, VersionError, Versions
@@ -132,7 +134,7 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
         "form": form,
         **({k: mine[k] for k in ("rating", "interval", "provisional", "margin", "margin_interval")} if mine else {}),
         "rank": mine["rank"] if mine else reads.results.rank(league_id, bot),
-        "quarantine": reads.leagues.quarantined(league_id).get(bot),
+        "quarantine": printable.deep(reads.leagues.quarantined(league_id).get(bot)),
         "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
         "history_points": length,
         "recent": reads.results.match_rows(league_id, reads.results.bot_match_ids(league_id, bot, limit)),
@@ -186,13 +188,23 @@ def hosted_bot(reads: Reads, bot: str) -> dict[str, Any]:
     }
 
 
-def hosted_version(reads: Reads, bot: str, number: int) -> dict[str, Any]:
-    """One version whole: its build log, preflight report, latest output, evidence, and its leagues
-    (with any quarantine and why)."""
+def hosted_version(reads: Reads, bot: str, number: int, owner: bool = False) -> dict[str, Any]:
+    """One version whole: its preflight report, evidence, and its leagues (with any quarantine and why);
+    its program's own words (latest output, each fault's output, build log) only for its ``owner`` or
+    when the owner shows them to everyone (``output_shown`` says which; an empty text if not)."""
     name = f"{bot}@{number}"
-    v = reads.versions.require(name)
+    data = reads.versions.require(name).printable_json()
+    public = reads.versions.output_public(bot)
+    if not (owner or public):
+        data["output"], data["build_log"] = [], ""
+        data["evidence"] = [{**e, "output": []} for e in data["evidence"]]
     playing = _leagues_of(reads, {name}).get(name, [])
-    return {**v.to_json(), "leagues": [_standing(reads, league, name) for league in playing]}
+    return {
+        **data,
+        "output_public": public,
+        "output_shown": owner or public,
+        "leagues": [_standing(reads, league, name) for league in playing],
+    }
 
 
 def _version_summary(v: Version) -> dict[str, Any]:
@@ -201,13 +213,15 @@ def _version_summary(v: Version) -> dict[str, Any]:
         "name": v.name,
         "number": v.number,
         "state": v.state,
-        "note": v.note,
+        "note": printable.line(v.note),
         "submitted": v.submitted,
         "source_hash": v.source_hash,
-        "language": v.manifest.get("language", ""),
-        "protocol": v.manifest.get("protocol", ""),
+        "language": printable.line(str(v.manifest.get("language", ""))),
+        "protocol": printable.line(str(v.manifest.get("protocol", ""))),
         "build_seconds": v.build_seconds,
-        "preflight": {k: pf[k] for k in ("passed", "games", "planned", "problems", "league")} if pf else None,
+        "preflight": printable.deep({k: pf[k] for k in ("passed", "games", "planned", "problems", "league")})
+        if pf
+        else None,
         "faults": len(v.evidence),
     }
 
@@ -238,5 +252,5 @@ def _standing(reads: Reads, league: League, name: str) -> dict[str, Any]:
         "timeouts": row.timeouts if row else 0,
         "illegal": row.illegal if row else 0,
         "forfeits": row.forfeits if row else 0,
-        "quarantine": reads.leagues.quarantined(league.league_id).get(name),
+        "quarantine": printable.deep(reads.leagues.quarantined(league.league_id).get(name)),
     }
