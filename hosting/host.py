@@ -322,6 +322,7 @@ class Host:
                 {**sdk.ENV, "TABLANETTE_MAX_GAMES": str(manifest.max_games)},
                 evidence,
                 self.ca,
+                secret=lambda: internal_secret_sync(self.r, self.prefix),
             )
 
         running, cpu = Running(), CpuTally()

@@ -153,6 +153,7 @@ class ServiceRunner:
         env: Mapping[str, str],
         on_fault: Evidence,
         ca: bytes | None = None,
+        secret: Callable[[], str] | None = None,
     ) -> None:
         self.name = name
         self.on_fault = on_fault
@@ -175,7 +176,8 @@ class ServiceRunner:
                 fh.write(token)
             if os.geteuid() == 0:
                 os.chown(token_file, NOBODY, NOBODY)
-            self.relay = Relay(self.arena / "engine.sock", addresses, ca)
+            # the relay tells the replicas this version's connections are its own (limited per bot)
+            self.relay = Relay(self.arena / "engine.sock", addresses, ca, bot=name, secret=secret)
             variables = {"TABLANETTE_ADDRESS": "unix:/arena/engine.sock", "TABLANETTE_BOT_NAME": name, **env}
             binds = {str(sdk): "/sdk", str(self.arena): "/arena"}
             self.sandbox = Sandbox(folder, limits, name, binds=binds, env=variables)
