@@ -37,7 +37,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_METRICS_PORT`` | unset | serve Prometheus metrics on this port (``0``: a free one, printed) |
 | ``TABLANETTE_METRICS_HOST`` | ``127.0.0.1`` | where metrics are served (``0.0.0.0``: for a scraper elsewhere) |
 | ``TABLANETTE_VERSIONS_PER_HOUR`` | ``10`` | versions one hosted bot (its owner key) may submit in any hour |
-| ``TABLANETTE_SOURCE_BYTES_PER_BOT`` | ``67108864`` | source archive bytes one hosted bot keeps in Redis (64 MB) |
+| ``TABLANETTE_SOURCE_BYTES_PER_BOT`` | ``33554432`` | source archive bytes one hosted bot keeps in Redis (32 MB) |
 
 >>> s = load_settings(port=0, prefix="doc")
 >>> s.prefix, s.port, s.broker_url == s.redis_url
@@ -107,7 +107,7 @@ class ArenaSettings(BaseSettings):
     metrics_host: str = "127.0.0.1"
     # hosted bots' quotas (docs/hosting.md, "Quotas")
     versions_per_hour: int = Field(10, ge=1)
-    source_bytes_per_bot: int = Field(64 << 20, ge=1 << 20)
+    source_bytes_per_bot: int = Field(32 << 20, ge=1 << 20)
 
     @model_validator(mode="after")
     def _derive_and_check(self) -> ArenaSettings:
