@@ -31,11 +31,15 @@ import re
 import secrets
 import shutil
 import signal
+import stat
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from . import seccomp
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
@@ -57,21 +61,37 @@ ETC = (
 
 ENTER = (
     "import ctypes, json, os, resource, sys\n"
+    "os.environ.clear()  # nothing of whoever started us goes further\n"
     "cfg = json.loads(sys.argv[1])\n"
     "for procs in cfg['cgroups']:\n"
     "    with open(procs, 'w') as fh: fh.write(str(os.getpid()))\n"
     "for name, soft, hard in cfg['rlimits']:\n"
     "    resource.setrlimit(getattr(resource, name), (soft, hard))\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "def check(result, what):\n"
+    "    if result != 0: sys.exit(f'the sandbox cannot {what}: {os.strerror(ctypes.get_errno())}')\n"
+    "check(libc.unshare(0x20000), 'have a mount namespace of its own')  # CLONE_NEWNS\n"
+    "check(libc.mount(None, b'/', None, 0x4000 | 0x40000, None), 'make its mounts private')  # MS_REC|MS_PRIVATE\n"
+    "for path, options in cfg['mounts']:  # its sized tmpfs, gone with the namespace\n"
+    "    check(libc.mount(b'tmpfs', path.encode(), b'tmpfs', 0x2 | 0x4, options.encode()), f'mount {path}')\n"
     "if os.getuid() == 0 and cfg['uid'] is not None:\n"
     "    os.setgroups([]); os.setgid(cfg['uid']); os.setuid(cfg['uid'])\n"
     "if not os.access(cfg['dir'], os.R_OK | os.X_OK):\n"
     "    sys.exit(f\"the sandbox runs the program as uid {os.getuid()}, who cannot read {cfg['dir']}: \"\n"
     "             'make it and the folders above it readable by others (chmod o+rx)')\n"
-    "ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG (after setuid, which clears it)\n"
+    "libc.prctl(1, 9)  # PR_SET_PDEATHSIG (after setuid, which clears it)\n"
     "if os.getppid() != cfg['parent']: sys.exit(0)\n"
-    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+    "def memfd(data):\n"
+    "    fd = os.memfd_create('sandbox', 0); os.write(fd, data); os.lseek(fd, 0, os.SEEK_SET)\n"
+    "    os.set_inheritable(fd, True); return str(fd)\n"
+    "args = ['--seccomp', memfd(bytes.fromhex(cfg['seccomp'])), *cfg['bwrap']]\n"
+    "argv = [cfg['bwrap_path'], '--args', memfd(b''.join(a.encode() + b'\\0' for a in args)), '--', *cfg['argv']]\n"
+    "os.execve(argv[0], argv, cfg['env'])\n"
 )
-"""Run first in the child: join the cgroup, set rlimits, drop to the sandbox's user, die with the parent, exec bwrap."""
+"""Run first in the child, as root (``python -I -S``, its environment dropped at once): join the cgroup, set
+rlimits, make a mount namespace of its own and mount the run's sized tmpfs there (bwrap cannot set a tmpfs's
+inode count), drop to the sandbox's user, die with the parent, then exec bwrap with the program's environment
+only, its arguments and seccomp filter in memory files (``/proc/1/cmdline`` inside is ``bwrap --args N -- COMMAND``)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +110,9 @@ class Limits:
     """Largest file it may write."""
     open_files: int = 64
     scratch_mb: int = 32
-    """Size of /scratch and of /tmp, each."""
+    """Size of /scratch, of /tmp and of /dev/shm, each (memory, so inside ``memory_mb`` too)."""
+    scratch_files: int = 4096
+    """Files and folders /scratch, /tmp and /dev/shm may each hold (the tmpfs's inodes)."""
 
 
 class SandboxError(RuntimeError):
@@ -116,7 +138,26 @@ def unavailable() -> str | None:
         return f"no cgroup filesystem at {CGROUP_ROOT}"
     if os.geteuid() != 0:
         return "making cgroups needs root (or a delegated cgroup): run the bridge as root"
-    return None
+    return seccomp.unsupported()
+
+
+SCRATCH = ("tmp", "scratch", "shm")
+"""The run's tmpfs, mounted (in the run's own mount namespace) on folders of these names under :func:`mount_points`."""
+
+
+@functools.cache
+def mount_points() -> Path:
+    """The folder under which every run mounts its tmpfs, in its own mount namespace (so all runs share it, and
+    the machine only ever sees it empty): ``/run/tablanette-sandbox``, root's and no one else's."""
+    base = Path("/run" if os.path.isdir("/run") else tempfile.gettempdir()) / "tablanette-sandbox"
+    base.mkdir(mode=0o755, exist_ok=True)
+    for name in SCRATCH:
+        (base / name).mkdir(mode=0o755, exist_ok=True)
+    for path in (base, *(base / name for name in SCRATCH)):
+        st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+            raise SandboxError(f"{path} must be a folder of root's that no one else may write")
+    return base
 
 
 class Sandbox:
@@ -209,7 +250,10 @@ class Sandbox:
     # ----------------------------------------------------------- the launcher
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        """The command line that runs ``argv`` (as seen inside: the program's folder is ``/bot``) sandboxed."""
+        """The command line that runs ``argv`` (as seen inside: the program's folder is ``/bot``) sandboxed.
+
+        Whatever environment it is started with, the sandbox gets none of it: bwrap (the sandbox's
+        pid 1) and the program get :meth:`environment` only."""
         lim = self.limits
         rlimits = [
             ("RLIMIT_CPU", lim.cpu_seconds, lim.cpu_seconds + 1),
@@ -217,10 +261,11 @@ class Sandbox:
             ("RLIMIT_NOFILE", lim.open_files, lim.open_files),
             ("RLIMIT_CORE", 0, 0),
         ]
-        cfg = {"cgroups": self._procs_files(), "rlimits": rlimits, "uid": NOBODY, "parent": os.getpid()}
-        cfg["dir"] = str(self.program_dir)
-        bwrap = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL"]
-        bwrap += ["--ro-bind", "/usr", "/usr"]
+        base = mount_points()
+        options = f"size={lim.scratch_mb << 20},nr_inodes={lim.scratch_files},uid={NOBODY},gid={NOBODY}"
+        mounts = [(str(base / name), f"{options},mode={'0755' if name == 'scratch' else '1777'}") for name in SCRATCH]
+        bwrap = ["--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns", "--new-session"]
+        bwrap += ["--cap-drop", "ALL", "--ro-bind", "/usr", "/usr"]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             if os.path.islink(top):
                 bwrap += ["--symlink", os.readlink(top), top]
@@ -229,19 +274,39 @@ class Sandbox:
         for name in ETC:
             if os.path.exists(f"/etc/{name}"):
                 bwrap += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
-        bwrap += ["--dev", "/dev", "--proc", "/proc"]
-        bwrap += ["--size", str(lim.scratch_mb << 20), "--tmpfs", "/tmp"]
-        bwrap += ["--size", str(lim.scratch_mb << 20), "--tmpfs", "/scratch"]
+        bwrap += ["--dev", "/dev", "--remount-ro", "/dev", "--bind", str(base / "shm"), "/dev/shm"]
+        bwrap += ["--proc", "/proc", "--bind", str(base / "tmp"), "/tmp", "--bind", str(base / "scratch"), "/scratch"]
         bwrap += ["--bind" if self.writable else "--ro-bind", str(self.program_dir), "/bot", "--chdir", "/bot"]
         for outside, inside in self.binds.items():
             bwrap += ["--ro-bind", outside, inside]
-        bwrap += ["--remount-ro", "/"]  # the sandbox's own root too: only /scratch and /tmp take writes
-        bwrap += ["--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--setenv", "HOME", "/scratch"]
-        bwrap += ["--setenv", "TMPDIR", "/tmp", "--setenv", "LANG", "C.UTF-8"]
-        for key, value in self.env.items():
+        bwrap += ["--remount-ro", "/"]  # the sandbox's own root too: only /scratch, /tmp and /dev/shm take writes
+        bwrap += ["--clearenv"]
+        for key, value in self.environment().items():
             bwrap += ["--setenv", key, value]
-        bwrap += ["--"]
-        return [sys.executable, "-c", ENTER, json.dumps(cfg), *bwrap, *argv]
+        cfg = {
+            "cgroups": self._procs_files(),
+            "rlimits": rlimits,
+            "uid": NOBODY,
+            "parent": os.getpid(),
+            "dir": str(self.program_dir),
+            "mounts": mounts,
+            "seccomp": _filter().hex(),
+            "bwrap_path": _bwrap(),
+            "bwrap": bwrap,
+            "argv": list(argv),
+            "env": self.environment(),
+        }
+        return [sys.executable, "-I", "-S", "-c", ENTER, json.dumps(cfg)]
+
+    def environment(self) -> dict[str, str]:
+        """All the variables the program gets, and bwrap too (no value of the machine's own)."""
+        return {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": "/scratch",
+            "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8",
+            **self.env,
+        }
 
     def explain(self, status: int | None) -> str | None:
         """Why the run ended, from the cgroup's counters and the exit status (None: nothing to add)."""
@@ -266,6 +331,19 @@ class Sandbox:
 
 
 _SIGNALS = {s.value for s in signal.Signals}
+
+
+@functools.cache
+def _filter() -> bytes:
+    return seccomp.program()
+
+
+@functools.cache
+def _bwrap() -> str:
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
+    return os.path.realpath(path)
 
 
 def owner_tag() -> str:

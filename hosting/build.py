@@ -3,8 +3,11 @@
 The build runs like the bot will (:mod:`bots.sandbox`): no network, the
 machine's toolchain read-only, as an unprivileged user, with memory, process and
 CPU limits, but with its folder writable (that is where it puts what it builds).
-It gets ``BUILD_TIMEOUT_S`` seconds of wall time, and the folder may be at most
-``MAX_BUILT`` bytes afterwards. Its output, both streams, is the build log (the
+It gets ``BUILD_TIMEOUT_S`` seconds of wall time, and the folder may hold at most
+``MAX_BUILT`` bytes and ``MAX_BUILT_FILES`` files and folders (checked every
+second while it runs, and at its end: past either, the build is stopped and its
+folder removed); its ``/tmp``, ``/scratch`` and ``/dev/shm`` are sized by
+``BUILD_LIMITS``. Its output, both streams, is the build log (the
 last ``store.versions.MAX_LOG`` bytes are kept), headed by what was run and
 followed by how it ended, so a failed build says why.
 
@@ -15,6 +18,7 @@ hash, so a host that restarts does not build it again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import subprocess
@@ -32,9 +36,14 @@ from .sdk import ENV
 from .source import SourceError, unpack
 
 BUILD_TIMEOUT_S = 600.0
-BUILD_LIMITS = Limits(memory_mb=2048, pids=128, cpus=2.0, scratch_mb=512, file_mb=256, open_files=1024)
+BUILD_LIMITS = Limits(
+    memory_mb=2048, pids=128, cpus=2.0, scratch_mb=512, scratch_files=20_000, file_mb=256, open_files=1024
+)
 """What a build may use (a compiler needs more than a bot: C++ with gRPC's headers takes over 512 MB)."""
 MAX_BUILT = 512 << 20
+"""Bytes the built folder may hold."""
+MAX_BUILT_FILES = 20_000
+"""Files, folders and links the built folder may hold (a source brings at most ``hosting.source.MAX_FILES``)."""
 NOBODY = 65534
 
 
@@ -93,18 +102,17 @@ def build(
     head = f"$ {' '.join(manifest.build)}\n"
     try:
         status, output, timed_out, too_big = _run(
-            sandbox.wrap(manifest.build), timeout_s, cancel or threading.Event(), lambda: _size(folder) > MAX_BUILT
+            sandbox.wrap(manifest.build), timeout_s, cancel or threading.Event(), lambda: _too_big(folder)
         )
         explained = sandbox.explain(status)
     finally:
         sandbox.close()
     seconds = time.monotonic() - started
-    _own(folder, 0 if os.geteuid() == 0 else None)
-    size = _size(folder)
+    too_big = too_big or _too_big(folder)
     if cancel is not None and cancel.is_set():
         why = "the build was cancelled: its host stopped"
-    elif too_big or size > MAX_BUILT:
-        why = f"the built folder grew past {MAX_BUILT >> 20} MB, the limit (the build was stopped there)"
+    elif too_big:
+        why = too_big
     elif timed_out:
         why = f"the build took longer than {timeout_s:.0f} s and was stopped"
     elif status != 0:
@@ -115,15 +123,16 @@ def build(
     if why:
         remove(base)  # a failed build's files are of no use, and must not fill the disk
         return BuildResult(False, log[-MAX_LOG:], seconds, why)
+    _own(folder, 0 if os.geteuid() == 0 else None)
     _finish(base, folder, source_hash)
     return BuildResult(True, log[-MAX_LOG:], seconds)
 
 
 def _run(
-    argv: list[str], timeout_s: float, cancel: threading.Event, too_big: Callable[[], bool]
-) -> tuple[int | None, str, bool, bool]:
+    argv: list[str], timeout_s: float, cancel: threading.Event, too_big: Callable[[], str]
+) -> tuple[int | None, str, bool, str]:
     """Run ``argv``; its exit status, the end of its output (both streams), whether it was stopped
-    (timed out, cancelled, or grown too big) and whether it grew too big (checked every second)."""
+    (timed out, cancelled, or grown too big) and how it grew too big ('' if it did not; checked every second)."""
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     kept = bytearray()
 
@@ -137,10 +146,9 @@ def _run(
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     ends = time.monotonic() + timeout_s
-    grown = False
+    grown = ""
     while (status := proc.poll()) is None and time.monotonic() < ends and not cancel.wait(1.0):
-        if too_big():
-            grown = True
+        if grown := too_big():
             break
     stopped = status is None
     if stopped:
@@ -156,8 +164,31 @@ def remove(path: Path) -> None:
         subprocess.run(["rm", "-rf", "--one-file-system", "--", str(path)], check=False)
 
 
-def _size(folder: Path) -> int:
-    return sum(p.lstat().st_size for p in _tree(folder))
+def _too_big(folder: Path) -> str:
+    """Why the built folder is past its limits ('' if it is not): too many files or too many bytes.
+
+    Walks at most ``MAX_BUILT_FILES`` + 1 entries, so a folder of a million files costs no more than
+    one at the limit (it is checked every second while the build runs)."""
+    files, size, todo = 0, 0, [str(folder)]
+    while todo:
+        try:
+            with os.scandir(todo.pop()) as entries:
+                for entry in entries:
+                    files += 1
+                    if files > MAX_BUILT_FILES:
+                        return (
+                            f"the build made more than {MAX_BUILT_FILES} files, the limit (the build was stopped there)"
+                        )
+                    with contextlib.suppress(OSError):  # removed by the build meanwhile
+                        if entry.is_dir(follow_symlinks=False):
+                            todo.append(entry.path)
+                        else:
+                            size += entry.stat(follow_symlinks=False).st_size
+        except OSError:  # removed by the build meanwhile (at its end, when it is stopped, nothing changes)
+            continue
+        if size > MAX_BUILT:
+            return f"the built folder grew past {MAX_BUILT >> 20} MB, the limit (the build was stopped there)"
+    return ""
 
 
 def _own(folder: Path, uid: int | None) -> None:
