@@ -191,7 +191,8 @@ def hosted_bot(reads: Reads, bot: str) -> dict[str, Any]:
 def hosted_version(reads: Reads, bot: str, number: int, owner: bool = False) -> dict[str, Any]:
     """One version whole: its preflight report, evidence, and its leagues (with any quarantine and why);
     its program's own words (latest output, each fault's output, build log) only for its ``owner`` or
-    when the owner shows them to everyone (``output_shown`` says which; an empty text if not)."""
+    when the owner shows them to everyone (``output_shown`` says which, ``owner`` whether the owner
+    asks; an empty text if not shown)."""
     name = f"{bot}@{number}"
     data = reads.versions.require(name).printable_json()
     public = reads.versions.output_public(bot)
@@ -203,6 +204,7 @@ def hosted_version(reads: Reads, bot: str, number: int, owner: bool = False) -> 
         **data,
         "output_public": public,
         "output_shown": owner or public,
+        "owner": owner,
         "leagues": [_standing(reads, league, name) for league in playing],
     }
 

@@ -1,4 +1,6 @@
-/* One hosted version: its state, leagues and quarantines, faults with evidence, latest output, preflight, build log. */
+/* One hosted version: its state, leagues and quarantines, faults with evidence, latest output, preflight, build log.
+   Its program's own words (latest output, faults' output, build log) come only to its owner (the owner key, sent
+   as an Authorization header: never in a URL) unless the owner shows them to everyone. */
 "use strict";
 
 (() => {
@@ -48,8 +50,67 @@
     }
   }
 
-  // The owner asks the operator to lift a quarantine (with the owner key, as for a submission).
+  // The owner key, kept for this tab only (as the submission and lift forms keep it).
   const KEY = `owner-key:${bot}`;
+  const PRIVATE = "Shown to its owner only: enter the owner key above to read it.";
+  const ownerHeaders = () => {
+    const key = sessionStorage.getItem(KEY);
+    return key ? { Authorization: `Bearer ${key}` } : {};
+  };
+
+  // The owner reads the output with the key, and chooses whether everyone may.
+  function renderOwner(v) {
+    const host = clear(document.getElementById("owner-view"));
+    const state = el("p", { "data-testid": "output-visibility" },
+      v.output_public ? "Everyone may read this bot's output and build logs (its owner chose so)." : "Only this bot's owner reads its output and build logs.");
+    host.append(state);
+    if (v.owner) {
+      const flip = el("button", { type: "button", "data-testid": "visibility-button", text: v.output_public ? "Show them to its owner only" : "Show them to everyone" });
+      const result = el("p", { class: "hint", "data-testid": "visibility-result" });
+      flip.addEventListener("click", async () => {
+        try {
+          const res = await fetch(urls.api(`/bots/${encodeURIComponent(bot)}/output-visibility`), {
+            method: "POST",
+            headers: { ...ownerHeaders(), "Content-Type": "application/json" },
+            body: JSON.stringify({ public: !v.output_public }),
+          });
+          const body = await res.json().catch(() => ({}));
+          if (!res.ok) throw new Error(typeof body.detail === "string" ? body.detail : `${res.status} ${res.statusText}`);
+          await refresh();
+        } catch (err) {
+          result.className = "conduct-flag";
+          result.textContent = `Not changed: ${err.message}`;
+        }
+      });
+      host.append(el("p", { class: "muted", text: "You are reading it as its owner." }), flip, result);
+      return;
+    }
+    const key = el("input", { type: "password", autocomplete: "off", required: true, "data-testid": "owner-view-key" });
+    const result = el("p", { class: "hint", "data-testid": "owner-view-result" });
+    const form = el(
+      "form",
+      { class: "submit-form", "data-testid": "owner-view-form" },
+      el("label", null, "Owner key ", key),
+      el("button", { type: "submit", "data-testid": "owner-view-button", text: "Read it as its owner" }),
+      result,
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      sessionStorage.setItem(KEY, key.value.trim());
+      const v2 = await refresh();
+      if (v2 && !v2.owner) {
+        sessionStorage.removeItem(KEY);
+        const again = document.querySelector('[data-testid="owner-view-result"]');
+        if (again) {
+          again.className = "conduct-flag";
+          again.textContent = `Not ${bot}'s owner key.`;
+        }
+      }
+    });
+    host.append(form);
+  }
+
+  // The owner asks the operator to lift a quarantine (with the owner key, as for a submission).
   function liftForm(league) {
     const key = el("input", { type: "password", autocomplete: "off", required: true, "data-testid": "lift-key" });
     key.value = sessionStorage.getItem(KEY) || "";
@@ -126,7 +187,7 @@
           "div",
           { class: "fault", "data-testid": "fault" },
           el("p", null, el("strong", { text: TA.time(e.at) }), " ", el("span", { "data-testid": "fault-reason", text: e.reason })),
-          lines(e.output, "fault-output"),
+          v.output_shown ? lines(e.output, "fault-output") : el("p", { class: "muted", "data-testid": "fault-output-private", text: PRIVATE }),
         ),
       );
     }
@@ -135,6 +196,10 @@
   function renderOutput(v) {
     const host = clear(document.getElementById("output"));
     document.getElementById("output-hint").textContent = v.output_at ? `its program's last ${v.output.length} line(s), as of ${TA.time(v.output_at)}` : "";
+    if (!v.output_shown) {
+      host.append(el("p", { class: "muted", "data-testid": "latest-output-private", text: PRIVATE }));
+      return;
+    }
     host.append(v.output.length ? lines(v.output, "latest-output") : el("p", { class: "muted", text: "Nothing yet." }));
   }
 
@@ -155,20 +220,29 @@
   function renderBuild(v) {
     const host = clear(document.getElementById("build"));
     document.getElementById("build-hint").textContent = v.build_seconds === null ? "" : `${v.build_seconds} s, in the sandbox`;
+    if (!v.output_shown && v.state !== "submitted") {
+      host.append(el("p", { class: "muted", "data-testid": "build-log-private", text: PRIVATE }));
+      return;
+    }
     host.append(v.build_log ? el("pre", { class: "output", "data-testid": "build-log", text: v.build_log }) : el("p", { class: "muted", text: "Not built yet." }));
   }
 
   async function refresh() {
     try {
-      const v = await TA.load(urls.api(`/bots/${encodeURIComponent(bot)}/versions/${encodeURIComponent(number)}`));
+      const v = await TA.load(urls.api(`/bots/${encodeURIComponent(bot)}/versions/${encodeURIComponent(number)}`), {
+        headers: { Accept: "application/json", ...ownerHeaders() },
+      });
       renderHead(v);
+      renderOwner(v);
       renderLeagues(v);
       renderFaults(v);
       renderOutput(v);
       renderPreflight(v);
       renderBuild(v);
+      return v;
     } catch (_) {
       for (const id of ["leagues", "faults", "output", "preflight", "build"]) clear(document.getElementById(id));
+      return null;
     }
   }
 
