@@ -21,6 +21,8 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_HELLO_RATE`` / ``_BURST`` | ``20`` / ``100`` | Hellos per second (and burst) from one peer address |
 | ``TABLANETTE_TOKEN_HELLO_RATE`` / ``_BURST`` | ``1`` / ``10`` | Hellos per second (and burst) with one token |
 | ``TABLANETTE_MAX_STREAMS_PER_ADDRESS`` | ``1024`` | live bot streams from one peer address |
+| ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` | ``128`` | streams from one peer address that have not said Hello yet |
+| ``TABLANETTE_HELLO_TIMEOUT_MS`` | ``10000`` | how long a new stream may take to say Hello |
 | ``TABLANETTE_MESSAGE_RATE`` / ``_BURST`` | ``500`` / ``1000`` | non-answer messages per second (burst) on a stream |
 | ``TABLANETTE_OUTBOX_LIMIT`` | ``256`` | messages queued for a bot that does not read before it is disconnected |
 | ``TABLANETTE_RULES_RATE`` / ``_BURST`` | ``20`` / ``50`` | Rules calls per second (and burst) per peer address |
@@ -36,6 +38,9 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_TLS_CA`` | unset | CA certificate (PEM) to reach engine replicas that serve TLS |
 | ``TABLANETTE_METRICS_PORT`` | unset | serve Prometheus metrics on this port (``0``: a free one, printed) |
 | ``TABLANETTE_METRICS_HOST`` | ``127.0.0.1`` | where metrics are served (``0.0.0.0``: for a scraper elsewhere) |
+| ``TABLANETTE_HOST_BUILDS`` | ``3`` | builds a host runs at once (at most one per bot) |
+| ``TABLANETTE_HOST_PREFLIGHTS`` | ``4`` | preflights a host runs at once (at most one per bot) |
+| ``TABLANETTE_HOST_BUILD_SECONDS`` | ``600`` | the longest one build may take before it is stopped |
 | ``TABLANETTE_VERSIONS_PER_HOUR`` | ``10`` | versions one hosted bot (its owner key) may submit in any hour |
 | ``TABLANETTE_SOURCE_BYTES_PER_BOT`` | ``33554432`` | source archive bytes one hosted bot keeps in Redis (32 MB) |
 
@@ -84,6 +89,8 @@ class ArenaSettings(BaseSettings):
     token_hello_rate: float = Field(1.0, gt=0)
     token_hello_burst: int = Field(10, ge=1)
     max_streams_per_address: int = Field(1024, ge=1)
+    max_prehello_per_address: int = Field(128, ge=1)
+    hello_timeout_ms: int = Field(10_000, ge=100)
     message_rate: float = Field(500.0, gt=0)
     message_burst: int = Field(1000, ge=1)
     outbox_limit: int = Field(256, ge=8)
@@ -105,6 +112,10 @@ class ArenaSettings(BaseSettings):
     # every long-running process (telemetry)
     metrics_port: int | None = Field(None, ge=0, le=65535)
     metrics_host: str = "127.0.0.1"
+    # the hosting service (tablanette host)
+    host_builds: int = Field(3, ge=1, le=64)
+    host_preflights: int = Field(4, ge=1, le=256)
+    host_build_seconds: float = Field(600.0, ge=1)
     # hosted bots' quotas (docs/hosting.md, "Quotas")
     versions_per_hour: int = Field(10, ge=1)
     source_bytes_per_bot: int = Field(32 << 20, ge=1 << 20)

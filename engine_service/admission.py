@@ -19,16 +19,26 @@ replica is asked about through that replica's Dispatch service. The refused
 side is told ALREADY_EXISTS and every SDK retries later; a replaced session is
 told ABORTED and may reconnect. Every login, refusal and takeover goes to the
 audit log.
+
+The check, the takeover and the registration are one step: on this replica a
+lock per bot is held from the look at the bot's current session until the new
+one is registered and seated, and across replicas the registration is a
+compare-and-set in Redis (:meth:`SessionRegistry.claim`: the entry is written
+only if the bot has none, or has exactly the session this Hello was judged to
+replace). So of N Hellos with one token at once, on any replicas, exactly one
+opens a session and N-1 are refused with ALREADY_EXISTS.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import NoReturn, Protocol
+from typing import NoReturn, Protocol, TypeVar
 
 import grpc
 
@@ -40,6 +50,7 @@ from tablanette.v1 import arena_pb2 as apb
 
 NAME_CHARS = 64
 TOKEN_CHARS = 256
+T = TypeVar("T")
 
 
 class Holder(Protocol):
@@ -58,6 +69,41 @@ class Admitted:
     token_digest: str
     replaces: str | None
     """The session id this one takes over (it had gone quiet), if any."""
+
+
+class KeyedLocks:
+    """An asyncio lock per key (a bot), kept only while someone holds or waits for it.
+
+    >>> locks = KeyedLocks()
+    >>> async def twice():
+    ...     async with locks.hold("ann"):
+    ...         inside = len(locks)
+    ...     return inside, len(locks)
+    >>> asyncio.run(twice())
+    (1, 0)
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}  # key -> (lock, holders and waiters)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (None, 0))
+        if lock is None:
+            lock = asyncio.Lock()
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users > 1:
+                self._locks[key] = (lock, users - 1)
+            else:
+                del self._locks[key]
+
+    def __len__(self) -> int:
+        return len(self._locks)
 
 
 def short(text: str, limit: int = NAME_CHARS) -> str:
@@ -86,14 +132,25 @@ class Admission:
         self.hellos = RateLimit(settings.hello_rate, settings.hello_burst)
         self.token_hellos = RateLimit(settings.token_hello_rate, settings.token_hello_burst)
         self._limited_audit = RateLimit(1 / 60, 1)  # a refused address is audited once a minute
+        self.locks = KeyedLocks()
 
     async def admit(
-        self, first: apb.BotMessage, context: grpc.aio.ServicerContext, peer: str, holder: Holder
-    ) -> Admitted:
-        """The session a Hello opens, or an abort that says why not (nothing is registered here)."""
+        self,
+        first: apb.BotMessage,
+        context: grpc.aio.ServicerContext,
+        peer: str,
+        holder: Holder,
+        seat: Callable[[Admitted], T],
+    ) -> T:
+        """Open the session a Hello asks for, or abort with why not.
+
+        Admitted, the session is registered (the compare-and-set claim) and then
+        ``seat`` makes it the bot's session on this replica, both with the bot's
+        lock held; what ``seat`` returns is returned.
+        """
         wait = self.hellos.take(peer)
         if wait:
-            await self._refuse_busy(context, peer, f"more than {self.settings.hello_rate:g} Hellos per second", wait)
+            await self.refuse_busy(context, peer, f"more than {self.settings.hello_rate:g} Hellos per second", wait)
         if first.WhichOneof("kind") != "hello":
             await self._refuse(context, peer, "", grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a Hello")
         hello = first.hello
@@ -104,7 +161,7 @@ class Admission:
         digest = hashlib.sha256(hello.token.encode()).hexdigest()
         wait = self.token_hellos.take(digest)
         if wait:
-            await self._refuse_busy(context, peer, "this token says Hello too often", wait)
+            await self.refuse_busy(context, peer, "this token says Hello too often", wait)
         name = await self.lookup_token(hello.token)
         if name is None:
             await self._refuse(context, peer, claimed, grpc.StatusCode.UNAUTHENTICATED, "unknown or revoked token")
@@ -117,14 +174,19 @@ class Admission:
             await self._refuse(context, peer, name, grpc.StatusCode.INVALID_ARGUMENT, why)
         if holder.streams_from(peer) >= self.settings.max_streams_per_address:
             why = f"{self.settings.max_streams_per_address} bot streams from {peer} already"
-            await self._refuse_busy(context, peer, why, 5.0)
-        replaces = await self._takeover(name, context, peer, holder)
-        entry = SessionEntry(
-            name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games)
-        )
+            await self.refuse_busy(context, peer, why, 5.0)
+        async with self.locks.hold(name):
+            replaces = await self._takeover(name, context, peer, holder)
+            entry = SessionEntry(
+                name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games)
+            )
+            held = await self.registry.claim(entry, replaces)
+            if held is not None:  # another replica registered a session of the bot since we looked
+                await self._already(context, peer, name, held)
+            seated = seat(Admitted(entry, digest, replaces))
         fields = {"peer": peer, "bot": name, "version": hello.version, "session": entry.session_id}
         await self.audit.record("takeover" if replaces else "login", **fields, replaces=replaces)
-        return Admitted(entry, digest, replaces)
+        return seated
 
     async def _takeover(self, bot: str, context: grpc.aio.ServicerContext, peer: str, holder: Holder) -> str | None:
         """The quiet session this Hello may replace; or a refusal while the bot's session is live."""
@@ -163,7 +225,9 @@ class Admission:
         await context.abort(code, why)
         raise AssertionError("unreachable")  # context.abort raises
 
-    async def _refuse_busy(self, context: grpc.aio.ServicerContext, peer: str, why: str, wait: float) -> NoReturn:
+    async def refuse_busy(self, context: grpc.aio.ServicerContext, peer: str, why: str, wait: float) -> NoReturn:
+        """Refuse a stream because a limit was reached (RESOURCE_EXHAUSTED, ``wait`` as the hint); a refused
+        address is audited once a minute."""
         if not self._limited_audit.take(peer):
             await self.audit.record("rate_limited", peer=peer, reason=why)
         await abort_busy(context, why, wait)

@@ -35,7 +35,7 @@ from google.protobuf.message import DecodeError
 
 from config import ArenaSettings
 from engine_service import convert, metrics
-from engine_service.admission import Admission, is_quiet, short
+from engine_service.admission import Admission, Admitted, is_quiet, short
 from engine_service.limits import RateLimit
 from engine_service.meters import Meters, Watch
 from engine_service.relayed import RelayedPeers
@@ -50,7 +50,6 @@ log = logging.getLogger("tablanette.gateway")
 SLOW_STORE_S = 1.0
 """A registry lookup slower than this was held up by Redis (the arena's time, not a bot's)."""
 SERVER_VERSION = "tablanette-arena/0.1"
-HELLO_TIMEOUT_S = 10.0
 GAME_ID_CHARS = 128
 """Game ids the arena makes are short; a PlayMove naming a longer one is refused without echoing it."""
 
@@ -138,6 +137,10 @@ class BotConnection:
     """Set once the bot has echoed a ping on this stream."""
     opened: float = field(default_factory=time.monotonic)
     """When the stream was admitted."""
+    reader: asyncio.Task[None] | None = None
+    """The task reading the bot's messages."""
+    gone: bool = False
+    """The stream's cleanup has run (:meth:`Gateway._gone`)."""
     _ending: bool = False
 
     def __post_init__(self) -> None:
@@ -254,6 +257,11 @@ class Gateway:
         self.token_exists = token_exists
         self.messages = RateLimit(settings.message_rate, settings.message_burst)
         self.per_address: dict[str, int] = {}
+        """Live bot streams per peer address (or relayed bot)."""
+        self.prehello: dict[str, int] = {}
+        """Streams per peer address (or relayed bot) that have not said Hello yet."""
+        self.releasing: set[asyncio.Task[None]] = set()
+        """Registry deletes of ended sessions still under way (kept so they are not garbage-collected)."""
         self.connections: dict[str, BotConnection] = {}
         self.pending: dict[tuple[str, str], PendingTurn] = {}
         self.disconnected_at: dict[str, float] = {}
@@ -273,29 +281,28 @@ class Gateway:
         """Serve one bot stream: authenticate the Hello, then relay until it ends."""
         if self.draining:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down; connect to another replica")
+        peer = self.relayed.key(context.peer() or "")  # a relayed hosted bot's own key, else its address
         it = requests.__aiter__()
-        try:
-            first = await asyncio.wait_for(it.__anext__(), HELLO_TIMEOUT_S)
-        except StopAsyncIteration:
+        first = await self._hello(it, context, peer)
+        if first is None:
             return
-        except TimeoutError:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "send a Hello within 10 seconds of connecting")
-        except DecodeError as exc:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
-        peer = self.relayed.key(context.peer() or "")  # a relayed hosted bot's own key, else its address
-        admitted = await self.admission.admit(first, context, peer, self)
-        trips = RoundTrips(self.round_trips.get(admitted.entry.bot))  # the bot's last estimate here, if any
-        conn = BotConnection(admitted.entry, peer, admitted.token_digest, self.settings.outbox_limit, round_trips=trips)
         granted = [f for f in FEATURES if f in first.hello.features]
-        conn.packed = "packed" in granted
+
+        def seat(admitted: Admitted) -> BotConnection:
+            trips = RoundTrips(self.round_trips.get(admitted.entry.bot))  # the bot's last estimate here, if any
+            entry, digest, limit = admitted.entry, admitted.token_digest, self.settings.outbox_limit
+            conn = BotConnection(entry, peer, digest, limit, round_trips=trips, packed="packed" in granted)
+            conn.handler = asyncio.current_task()
+            self._seat(conn)
+            # However the call ends, its cleanup runs: also when gRPC never resumes this generator again.
+            context.add_done_callback(lambda _: self._gone(conn))
+            return conn
+
+        conn = await self.admission.admit(first, context, peer, self, seat)
         name = conn.entry.bot
-        reader: asyncio.Task[None] | None = None
-        self.per_address[peer] = self.per_address.get(peer, 0) + 1
-        conn.handler = asyncio.current_task()
         try:  # from here on, every way out (a cancel mid-Welcome included) runs the cleanup below
-            await self._register(conn)
             conn.writing_since = time.monotonic()  # a bot that never reads is cut by the upkeep (stalled)
             yield apb.ServerMessage(
                 welcome=apb.Welcome(
@@ -308,7 +315,7 @@ class Gateway:
                 )
             )
             conn.ping()  # a first round trip before the first turn
-            reader = asyncio.create_task(self._read(it, conn))
+            conn.reader = asyncio.create_task(self._read(it, conn))
             while True:
                 conn.writing_since = None
                 if (msg := await conn.outbox.get()) is None:
@@ -316,20 +323,85 @@ class Gateway:
                 conn.writing_since = time.monotonic()
                 yield msg
         finally:
-            if reader is not None:
-                reader.cancel()
-            conn.mark_closed()
-            self.per_address[peer] -= 1
-            if not self.per_address[peer]:
-                del self.per_address[peer]
-            if self.connections.get(name) is conn:
-                del self.connections[name]
-                self.disconnected_at[name] = time.monotonic()
-                with contextlib.suppress(Exception):
-                    await self.registry.release(conn.entry)
-            log.info("bot %s disconnected (session %s)", name, conn.entry.session_id)
+            self._gone(conn)
         if conn.abort_code is not None:
             await context.abort(conn.abort_code, conn.abort_details)
+
+    async def _hello(
+        self, it: AsyncIterator[apb.BotMessage], context: grpc.aio.ServicerContext, peer: str
+    ) -> apb.BotMessage | None:
+        """The stream's first message (None if it ended first), within the Hello timeout; a stream is
+        refused at once when ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` streams of its peer are still waiting
+        for theirs."""
+        waiting = self.prehello.get(peer, 0)
+        if waiting >= self.settings.max_prehello_per_address:
+            why = f"{waiting} streams from {peer} have not said Hello yet"
+            await self.admission.refuse_busy(context, peer, why, 1.0)
+        self.prehello[peer] = waiting + 1
+        timeout_s = self.settings.hello_timeout_ms / 1000
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await it.__anext__()
+        except StopAsyncIteration:
+            return None
+        except TimeoutError:
+            why = f"send a Hello within {timeout_s:g} seconds of connecting"
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
+        except DecodeError as exc:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
+        finally:
+            if self.prehello[peer] > 1:
+                self.prehello[peer] -= 1
+            else:
+                del self.prehello[peer]
+        raise AssertionError("unreachable")  # context.abort raises
+
+    def _gone(self, conn: BotConnection) -> None:
+        """The stream has ended (its generator's cleanup, or gRPC's word that the call is over, whichever
+        comes first): let go of it here at once, and delete its registry entry in a task of its own, which
+        no cancellation of the stream can cut short (:meth:`_release`)."""
+        if conn.gone:
+            return
+        conn.gone = True
+        if conn.reader is not None:
+            conn.reader.cancel()
+        conn.close()  # a generator still waiting for its next message ends
+        conn.mark_closed()
+        name, peer = conn.entry.bot, conn.peer
+        if self.per_address[peer] > 1:
+            self.per_address[peer] -= 1
+        else:
+            del self.per_address[peer]
+        self.messages.forget(conn.entry.session_id)
+        if self.connections.get(name) is conn:
+            del self.connections[name]
+            self.disconnected_at[name] = time.monotonic()
+            release = asyncio.get_running_loop().create_task(self._release(conn.entry))
+            self.releasing.add(release)
+            release.add_done_callback(self.releasing.discard)
+        log.info("bot %s disconnected (session %s)", name, conn.entry.session_id)
+
+    async def _release(self, entry: SessionEntry) -> None:
+        """Delete the bot's registry entry if it is still this session's, trying again after a Redis error
+        until the entry's TTL would have ended it anyway."""
+        until = time.monotonic() + self.settings.session_ttl_ms / 1000
+        pause = 0.05
+        while True:
+            try:
+                await self.registry.release(entry)
+                return
+            except Exception as exc:
+                if time.monotonic() + pause > until:
+                    log.warning("bot %s: session %s left to its TTL (%s)", entry.bot, entry.session_id, exc)
+                    return
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
+
+    async def released(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) for the registry deletes still under way: before a shutdown
+        closes the Redis client."""
+        if self.releasing:
+            await asyncio.wait(set(self.releasing), timeout=timeout)
 
     # ------------------------------------------------------------ what admission asks
 
@@ -347,15 +419,16 @@ class Gateway:
         """Asked by another replica (Dispatch.SessionLive): is that session of the bot live here?"""
         return self.local_session(bot) == (session_id, True)
 
-    async def _register(self, conn: BotConnection) -> None:
-        """Make ``conn`` the bot's live session, here and in the registry (a newer session replaces an older)."""
+    def _seat(self, conn: BotConnection) -> None:
+        """Make ``conn`` the bot's session here (admission has registered it, with the bot's lock held):
+        an older stream of the bot, which admission judged quiet, is closed."""
         name = conn.entry.bot
         old = self.connections.get(name)
         if old is not None:  # admission let the newer session in: the older one had gone quiet
             old.close(grpc.StatusCode.ABORTED, "replaced by a newer session: this one had stopped sending keepalives")
         self.connections[name] = conn
+        self.per_address[conn.peer] = self.per_address.get(conn.peer, 0) + 1
         self.disconnected_at.pop(name, None)
-        await self.registry.claim(conn.entry)
         self._arrived(name)
         log.info("bot %s connected (version %r, session %s)", name, conn.entry.version, conn.entry.session_id)
 

@@ -46,6 +46,10 @@ class RateLimit:
             self._buckets.popitem(last=False)
         return wait
 
+    def forget(self, key: str) -> None:
+        """Drop ``key``'s bucket (its stream has ended: a new one starts full anyway)."""
+        self._buckets.pop(key, None)
+
     def __len__(self) -> int:
         return len(self._buckets)
 

@@ -35,6 +35,8 @@ TRANSPORT_MIN_BYTES = 64 << 10
 REDIS_CONNECTIONS = 64
 """Redis connections of one replica; more concurrent commands wait for one."""
 PROBE_TIMEOUT_S = 1.0
+RELEASE_WAIT_S = 5.0
+"""How long a stopping replica waits for the registry deletes of its ended sessions (else their TTL ends them)."""
 MAX_STREAMS_PER_CONNECTION = 1000
 """Concurrent streams on one HTTP/2 connection (a bot uses one; a worker, one per game it plays)."""
 SERVICES = (
@@ -197,6 +199,7 @@ class EngineServer:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+        await self.gateway.released(RELEASE_WAIT_S)  # the registry deletes of the streams that just ended
         for channel in self._peers.values():
             await channel.close()
         if self.rules is not None:

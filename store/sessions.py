@@ -2,10 +2,13 @@
 
 ``Keys.session(bot)`` holds JSON ``{"replica", "session_id", "version",
 "max_games"}`` with a TTL the holding replica keeps refreshing, so a crashed
-replica's entries vanish by themselves. A newer connection overwrites the
-entry; the replica that held the older one sees it is no longer the owner.
-Refreshing and releasing are atomic and touch only the caller's own session:
-a replica can never extend or delete an entry a newer session wrote.
+replica's entries vanish by themselves. A claim is a compare-and-set: it
+writes the entry only if there is none, or if the entry is the session the
+claiming Hello was judged to replace (so of two replicas admitting the same bot
+at once, exactly one wins); the replica that held a replaced session sees at
+its next refresh that it is no longer the owner. Refreshing and releasing are
+atomic and touch only the caller's own session: a replica can never extend or
+delete an entry a newer session wrote.
 """
 
 from __future__ import annotations
@@ -22,6 +25,19 @@ from redis.asyncio import Redis as AsyncRedis
 from .codec import text
 from .keys import Keys
 from .tokens import VERSION_RE
+
+# KEYS[1]: the session key. ARGV: the entry (JSON), TTL (ms), the session id it may replace ('' for none), its own
+# session id. Write the entry if there is none, or the one there is the session to replace, or this very session
+# (a claim sent twice); '' when written, else the session id that holds the bot.
+_CLAIM = """
+local raw = redis.call('GET', KEYS[1])
+if raw then
+  local held = cjson.decode(raw)['session_id']
+  if held ~= ARGV[3] and held ~= ARGV[4] then return held end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ''
+"""
 
 # KEYS[1]: the session key. ARGV: session id. Delete the entry only if it still names this session.
 _RELEASE = """
@@ -88,12 +104,16 @@ class SessionRegistry:
         self.r = client
         self.keys = Keys(prefix)
         self.ttl_ms = ttl_ms
+        self._claim = client.register_script(_CLAIM)
         self._release = client.register_script(_RELEASE)
         self._refresh = client.register_script(_REFRESH)
 
-    async def claim(self, entry: SessionEntry) -> None:
-        """Register ``entry`` as the bot's live session (a newer session replaces an older one)."""
-        await self.r.set(self.keys.session(entry.bot), entry.to_json(), px=self.ttl_ms)
+    async def claim(self, entry: SessionEntry, replaces: str | None = None) -> str | None:
+        """Register ``entry`` as the bot's live session, if the bot has none or its session is ``replaces``
+        (or ``entry`` itself): None when registered, else the id of the session that holds the bot."""
+        args: list[str | int] = [entry.to_json(), self.ttl_ms, replaces or "", entry.session_id]
+        held = text(await self._claim(keys=[self.keys.session(entry.bot)], args=args))
+        return held or None
 
     async def refresh(self, entries: Sequence[SessionEntry]) -> Refreshed:
         """Extend our own entries, in one round trip; never touches another session's entry.
