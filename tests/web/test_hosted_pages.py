@@ -3,9 +3,11 @@
 A real arena with a host (`tablanette host`): "sleepy" is a Python gRPC bot that
 ignores the clock and takes a second a move: it passes its preflight (2 s a
 move, the default), and a rated league with 300 ms a move quarantines it; "crasher" dies on
-start, so its preflight fails. Their pages must say so, with the evidence: the
-quarantine's reason, the program's own last output, the sandbox's reason for
-each end.
+start, so its preflight fails, after printing what a hostile program prints (a
+window title, a carriage return and an erased line to forge "preflight passed").
+Their pages must say so, with the evidence: the quarantine's reason, the
+program's own last output (to its owner, made printable), the sandbox's reason
+for each end.
 """
 
 from __future__ import annotations
@@ -48,7 +50,11 @@ class Sleepy(Bot):
 BotClient(Sleepy, os.environ["TABLANETTE_ADDRESS"], os.environ["TABLANETTE_TOKEN"],
           name=os.environ["TABLANETTE_BOT_NAME"], max_games=2).run_forever()
 """
-CRASHER = 'import sys\nprint("loading the opening book", flush=True)\nsys.exit("RuntimeError: book.bin is corrupt")\n'
+CRASHER = (
+    "import sys\n"
+    'print("loading the opening book\\x1b]0;arena owned\\x07\\r\\x1b[2Kpreflight passed", flush=True)\n'
+    'sys.exit("RuntimeError: book.bin is corrupt")\n'
+)
 
 
 def bot_folder(into: Path, name: str, program: str) -> Path:
@@ -61,6 +67,13 @@ def bot_folder(into: Path, name: str, program: str) -> Path:
 
 OWNER_KEYS: dict[str, str] = {}
 """Each hosted bot's owner key, as `tablanette bot submit` printed it."""
+
+
+def as_owner(tab: Any, bot: str) -> None:
+    """Read the page as the bot's owner (its program's own words are shown to it only)."""
+    tab.testid("owner-view-key").fill(OWNER_KEYS[bot])
+    tab.testid("owner-view-button").click()
+    tab.page.wait_for_selector('[data-testid="visibility-button"]')
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +129,8 @@ def test_a_quarantined_versions_page_gives_the_reason_and_its_own_output(browser
         text = flag.inner_text()
         assert "Quarantined in league rated" in text and "timeout" in text, text
         assert "tablanette league lift rated sleepy@1" in text
+        assert tab.testid("latest-output-private").count() == 1
+        as_owner(tab, "sleepy")
         assert "thinking hard about turn" in tab.text("latest-output")
         assert tab.text("preflight-verdict").startswith("Passed: 4 of 4 games")
         row = page.locator('[data-testid="league-row"][data-league="rated"]')
@@ -133,8 +148,15 @@ def test_a_crashed_versions_page_shows_each_end_with_the_sandboxs_reason_and_its
         assert "its program ended 3 time(s)" in tab.page.locator("#version-sub").inner_text()
         reasons = tab.testid("fault-reason").all_inner_texts()
         assert len(reasons) >= 3 and all(r == "it exited with status 1" for r in reasons), reasons
-        assert "RuntimeError: book.bin is corrupt" in tab.testid("fault-output").first.inner_text()
+        assert "RuntimeError" not in tab.page.locator("body").inner_text()
+        as_owner(tab, "crasher")
+        shown = tab.testid("fault-output").first.inner_text()
+        assert "RuntimeError: book.bin is corrupt" in shown
+        assert "loading the opening book preflight passed" in shown and "arena owned" not in shown, shown
         assert tab.testid("quarantine").count() == 0
+    printed = hosted_site.cli("bot", "version", "crasher@1", "--log")
+    assert "loading the opening book preflight passed" in printed
+    assert not any(ch in printed for ch in "\x1b\x07\r\x9b\x9d"), repr(printed)
 
 
 def test_the_bots_versions_and_the_index_link_to_each_other(browser: Any, hosted_site: Site) -> None:
