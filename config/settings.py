@@ -23,8 +23,6 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_MAX_STREAMS_PER_ADDRESS`` | ``1024`` | live bot streams from one peer address |
 | ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` | ``128`` | streams from one peer address that have not said Hello yet |
 | ``TABLANETTE_HELLO_TIMEOUT_MS`` | ``10000`` | how long a new stream may take to say Hello |
-| ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` | ``128`` | streams from one peer address that have not said Hello yet |
-| ``TABLANETTE_HELLO_TIMEOUT_MS`` | ``10000`` | how long a new stream may take to say Hello |
 | ``TABLANETTE_MESSAGE_RATE`` / ``_BURST`` | ``500`` / ``1000`` | non-answer messages per second (burst) on a stream |
 | ``TABLANETTE_OUTBOX_LIMIT`` | ``256`` | messages queued for a bot that does not read before it is disconnected |
 | ``TABLANETTE_RULES_RATE`` / ``_BURST`` | ``20`` / ``50`` | Rules calls per second (and burst) per peer address |
@@ -91,8 +89,6 @@ class ArenaSettings(BaseSettings):
     token_hello_rate: float = Field(1.0, gt=0)
     token_hello_burst: int = Field(10, ge=1)
     max_streams_per_address: int = Field(1024, ge=1)
-    max_prehello_per_address: int = Field(128, ge=1)
-    hello_timeout_ms: int = Field(10_000, ge=100)
     max_prehello_per_address: int = Field(128, ge=1)
     hello_timeout_ms: int = Field(10_000, ge=100)
     message_rate: float = Field(500.0, gt=0)
