@@ -14,6 +14,7 @@ import re
 import secrets
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from bots.child import ChildProgram
 from bots.sandbox import Limits, Sandbox, mount_points, unavailable
 from hosting import build as builds
 from hosting.manifest import Manifest
+from hosting.runners import ServiceRunner
 from hosting.source import pack
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
@@ -175,6 +177,35 @@ def test_a_child_program_and_a_build_started_from_the_host_see_nothing_of_it_eit
     result = builds.build(folder / "hosted", "snoop@1", Manifest.load(src), archive, digest, timeout_s=60)
     assert result.ok, result.log
     assert canary not in result.log and '"found": []' in result.log
+
+
+def test_a_hosted_grpc_program_prints_nothing_of_its_host(folder: Path, canary: str) -> None:
+    """The host's own runner (started from a process with the canary), its program's output kept as evidence."""
+    (folder / "bot").mkdir()
+    (folder / "sdk").mkdir()
+    (folder / "bot" / "snoop.sh").write_text(
+        "for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr '\\0' '\\n' < $f | cut -c1-400; done; env\n"
+    )
+    faults: list[tuple[str, list[str]]] = []
+    done = threading.Event()
+    runner = ServiceRunner(
+        "snoop@1",
+        folder / "bot",
+        ["sh", "/bot/snoop.sh"],
+        Limits(),
+        "the-bots-own-token",
+        ["127.0.0.1:9"],  # never dialled: the program does not connect
+        folder / "sdk",
+        {},
+        lambda why, tail: (faults.append((why, tail)), done.set()),
+    )
+    try:
+        assert done.wait(60), "the program did not end"
+    finally:
+        runner.stop()
+    lines = faults[0][1]
+    assert "TABLANETTE_BOT_NAME=snoop@1" in lines and "HOME=/scratch" in lines  # it did print its environment
+    assert not [line for line in lines if canary in line or "6379" in line], lines
 
 
 def test_the_kernel_refuses_what_a_bot_never_needs_and_allows_what_it_does(folder: Path) -> None:
