@@ -18,10 +18,17 @@ and then, by ``MODE``:
 
 The parent exits once every child has. The test kills the children itself, by
 the process ids they printed.
+
+``python session_clients.py PORT silent COUNT`` rather opens COUNT streams at
+once (over 8 connections, with the gRPC library) that never say Hello, waits
+until the server has ended each, and prints one line of JSON: how many ended
+with each status, and one message per status.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import random
 import signal
@@ -138,8 +145,35 @@ def child(port: int, mode: str, name: str, token: str) -> None:
         stream.pump(None)
 
 
+async def silent(port: int, count: int) -> dict[str, list[object]]:
+    import grpc
+
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(8)]
+    ended: dict[str, list[object]] = {}
+
+    async def one(channel: grpc.aio.Channel) -> None:
+        call = channel.stream_stream(CONNECT, request_serializer=bytes, response_deserializer=bytes)()
+        try:
+            await asyncio.wait_for(call.read(), 60)
+            code, details = "OK", ""
+        except grpc.aio.AioRpcError as exc:
+            code, details = exc.code().name, exc.details() or ""
+        except TimeoutError:
+            code, details = "NOT_ENDED", "the server did not end the stream within 60 s"
+        call.cancel()
+        seen = ended.setdefault(code, [0, details])
+        seen[0] = int(str(seen[0])) + 1
+
+    await asyncio.gather(*(one(channels[i % len(channels)]) for i in range(count)))
+    await asyncio.gather(*(c.close() for c in channels))
+    return ended
+
+
 def main() -> None:
     port, mode = int(sys.argv[1]), sys.argv[2]
+    if mode == "silent":
+        print(json.dumps(asyncio.run(silent(port, int(sys.argv[3])))), flush=True)
+        return
     bots = [line.split() for line in sys.stdin.read().splitlines() if line.strip()]
     children = []
     for name, token in bots:

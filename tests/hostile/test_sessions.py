@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -260,3 +261,57 @@ def test_clients_killed_in_bulk_leave_no_session(
     name = next(iter(bots))  # and the engine agrees they are gone: a client may log in again at once
     session = asyncio.run(hello_burst([port], bots[name], name))
     assert session[0][0] == "welcome", session
+
+
+# ------------------------------------------------------------------ streams that never say Hello
+
+SILENT = 13_000
+SILENT_PROCESSES = 4
+RSS_BOUND_MB = 64.0
+
+
+def test_streams_that_never_say_hello_are_bounded_and_memory_stays_flat(arena: Arena) -> None:
+    """13,000 streams that never say Hello, opened at once by 4 processes from one address: at most
+    ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` (the default) wait for the Hello timeout, the rest are refused at
+    once, and the engine's resident memory stays within 64 MB of its start."""
+    engine, port = arena.start_engine("engine-silent", TABLANETTE_HELLO_TIMEOUT_MS="3000")
+    pid = engine.popen.pid
+    start = rss_mb(pid)
+    peak = [start]
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_mb(pid))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    argv = [sys.executable, str(CLIENTS), str(port), "silent", str(SILENT // SILENT_PROCESSES)]
+    floods = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=HERE) for _ in range(SILENT_PROCESSES)]
+    try:
+        reports = [json.loads(flood.communicate(timeout=90)[0]) for flood in floods]
+    finally:
+        done.set()
+        watcher.join()
+        for flood in floods:
+            flood.kill()
+    after = rss_mb(pid)
+    ended: dict[str, int] = {}
+    for report in reports:
+        for code, (count, _) in report.items():
+            ended[code] = ended.get(code, 0) + count
+    details = {code: detail for report in reports for code, (_, detail) in report.items()}
+    print(f"engine RSS: {start:.1f} MB at start, {peak[0]:.1f} MB at most, {after:.1f} MB after; ended: {ended}")
+    print(details)
+    assert sum(ended.values()) == SILENT, ended
+    # past the bound, refused by the gateway; past HTTP/2's streams per connection, by gRPC itself (REFUSED_STREAM)
+    assert set(ended) <= {"RESOURCE_EXHAUSTED", "INVALID_ARGUMENT", "CANCELLED", "UNAVAILABLE"}, details
+    engine_alive = engine.alive()
+    assert engine_alive, engine.tail(3000)
+    assert 0 < ended.get("INVALID_ARGUMENT", 0) <= 4 * 128, ended  # waited for the Hello timeout: at most the bound
+    assert "send a Hello within 3 seconds" in details["INVALID_ARGUMENT"]
+    assert "have not said Hello yet" in details["RESOURCE_EXHAUSTED"]
+    assert peak[0] - start <= RSS_BOUND_MB, f"the engine grew from {start:.1f} to {peak[0]:.1f} MB"
+    outcome = asyncio.run(hello_burst([port], arena.add_bot("after-silence"), "after-silence"))
+    assert outcome[0][0] == "welcome", outcome  # every stream counted as waiting for its Hello was let go of
