@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from service_kit import RawBot, wait_until
 from bots.sandbox import Limits, unavailable
 from engine_service.dispatch import INTERNAL_METADATA
 from hosting import sdk
-from hosting.relay import Relay
+from hosting.relay import MAX_CONNECTIONS, Relay
 from hosting.runners import ServiceRunner
 from store.audit import AuditLog
 from store.sessions import internal_secret_sync
@@ -100,7 +101,7 @@ asyncio.run(main())
 """
 
 PROBE = """\
-import os, queue, threading, time
+import asyncio, os, time
 import grpc
 from tablanette.v1 import arena_pb2 as apb, arena_pb2_grpc
 
@@ -108,38 +109,47 @@ ENV = os.environ
 ADDRESS, TOKEN, NAME = ENV["TABLANETTE_ADDRESS"], ENV["TABLANETTE_TOKEN"], ENV["TABLANETTE_BOT_NAME"]
 
 
-def login():
-    # a fresh connection for each attempt; RESOURCE_EXHAUSTED is tried again after its retry-after-ms
+async def attempt():
+    # one Hello on a fresh connection: ("OK", 0) once welcomed and the session ended again, else (status, retry ms)
+    async with grpc.aio.insecure_channel(ADDRESS) as channel:
+        call = arena_pb2_grpc.BotGatewayStub(channel).Connect()
+        try:
+            await call.write(apb.BotMessage(hello=apb.Hello(token=TOKEN, bot_name=NAME, max_games=1)))
+            if await call.read() is not grpc.aio.EOF:
+                took = time.monotonic()
+                await call.done_writing()  # half-close: the session ends, so the next login is not ALREADY_EXISTS
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+                return "OK", took
+            code, metadata = await call.code(), await call.trailing_metadata()
+        except grpc.aio.AioRpcError as exc:
+            code, metadata = exc.code(), exc.trailing_metadata()
+        return code.name, int(dict(metadata or ()).get("retry-after-ms", 200))
+
+
+async def login():
+    # retried on RESOURCE_EXHAUSTED after its retry-after-ms, as the SDKs do
     start, attempts = time.monotonic(), 0
     while True:
         attempts += 1
-        outbox = queue.Queue()
-        outbox.put(apb.BotMessage(hello=apb.Hello(token=TOKEN, bot_name=NAME, max_games=1)))
-        channel = grpc.insecure_channel(ADDRESS)
-        call = arena_pb2_grpc.BotGatewayStub(channel).Connect(iter(outbox.get, None))
-        try:
-            next(call)  # the Welcome
-            took = time.monotonic() - start
-            outbox.put(None)  # half-close: the session ends, so the next login is not ALREADY_EXISTS
-            for _ in call:
-                pass
-            return took, attempts, "OK"
-        except grpc.RpcError as exc:
-            code = exc.code().name
-            wait = dict(exc.trailing_metadata() or ()).get("retry-after-ms")
-            if code != "RESOURCE_EXHAUSTED" or time.monotonic() - start > float(ENV["PROBE_GIVE_UP_S"]):
-                return time.monotonic() - start, attempts, code
-            time.sleep(min(int(wait or 200), 2000) / 1000)
-        finally:
-            channel.close()
+        code, more = await attempt()
+        if code == "OK":
+            return more - start, attempts, code
+        if code != "RESOURCE_EXHAUSTED" or time.monotonic() - start > float(ENV["PROBE_GIVE_UP_S"]):
+            return time.monotonic() - start, attempts, code
+        await asyncio.sleep(min(more, 2000) / 1000)
 
 
-for _ in range(int(ENV["PROBE_LOGINS"])):
-    took, attempts, code = login()
-    print(f"login {took * 1000:.0f} {attempts} {code}", flush=True)
-    time.sleep(0.3)
-print("probe done", flush=True)
-time.sleep(3600)
+async def main():
+    for _ in range(int(ENV["PROBE_LOGINS"])):
+        took, attempts, code = await login()
+        print(f"login {took * 1000:.0f} {attempts} {code}", flush=True)
+        await asyncio.sleep(0.3)
+    print("probe done", flush=True)
+    await asyncio.sleep(3600)
+
+
+asyncio.run(main())
 """
 
 
@@ -307,3 +317,40 @@ def test_a_relay_whose_announcement_is_refused_still_relays(hosting: Hosting) ->
     assert took < 10, took  # the announcement waits 2 s at most
     audit = AuditLog(arena.redis, arena.prefix)
     assert [e["peer"] for e in audit.recent(10, kind="login", bot="lost")] == ["ipv4:127.0.0.1"]
+
+
+def test_a_relay_holds_a_bounded_number_of_connections(hosting: Hosting) -> None:
+    """A bot that opens connection after connection: past MAX_CONNECTIONS each is closed at once; once it lets
+    go of them, it connects again (announced: its login is its own)."""
+    arena = hosting.arena
+    secret = lambda: internal_secret_sync(arena.redis, arena.prefix)  # noqa: E731
+    with readable_folder("relay-socket") as folder:
+        path = folder / "engine.sock"
+        relay = Relay(path, [f"127.0.0.1:{hosting.port}"], bot="greedy", secret=secret)
+        held: list[socket.socket] = []
+        try:
+            for _ in range(MAX_CONNECTIONS):
+                held.append(sock := socket.socket(socket.AF_UNIX))
+                sock.connect(str(path))
+            wait_until(lambda: len(relay._tasks) == MAX_CONNECTIONS, 10, "the relay to take every connection")
+            extra = socket.socket(socket.AF_UNIX)
+            extra.connect(str(path))
+            extra.settimeout(10)
+            assert extra.recv(1) == b"", "the connection past the bound was not closed"
+            extra.close()
+            held[-1].settimeout(10)
+            assert held[-1].recv(1) != b"", "a connection within the bound was closed"  # the replica's HTTP/2 SETTINGS
+            for sock in held:
+                sock.close()
+            wait_until(lambda: not relay._tasks, 10, "the relay to let go of the closed connections")
+            with grpc.insecure_channel(f"unix:{path}") as channel:
+                hello = apb.Hello(token=arena.add_bot("greedy"), bot_name="greedy", max_games=1)
+                call = arena_pb2_grpc.BotGatewayStub(channel).Connect(iter([apb.BotMessage(hello=hello)]))
+                assert next(call).WhichOneof("kind") == "welcome"
+                call.cancel()
+        finally:
+            for sock in held:
+                sock.close()
+            relay.close()
+    audit = AuditLog(arena.redis, arena.prefix)
+    assert [e["peer"] for e in audit.recent(10, kind="login", bot="greedy")] == ["relay:greedy"]
