@@ -4,12 +4,23 @@ No container daemon. Each run of a program gets:
 
 - **namespaces** (``bwrap --unshare-all``): its own network with only a loopback
   (it talks to the bridge over its stdin and stdout, nothing else), its own
-  processes, IPC, hostname and user;
+  processes, IPC, hostname and user, and no way to make more
+  (``--disable-userns`` and the seccomp filter);
+- **nothing of the host's environment**: whoever starts the sandbox, with
+  whatever variables, bwrap (the sandbox's pid 1, readable from inside) is
+  started with the program's variables only (:meth:`Sandbox.environment`), and
+  its arguments (which name the machine's folders) come from a memory file, so
+  ``/proc/1/environ`` and ``/proc/1/cmdline`` show nothing of the host;
 - **a read-only view** of the machine's toolchain (``/usr`` and the few files of
   ``/etc`` that programs need to start), its own folder read-only at ``/bot``
-  (the working directory), and private writable ``/scratch`` and ``/tmp``
-  (memory-backed, sized): nothing else of the machine is there, so no other
-  bot's files and no arena secret;
+  (the working directory), a read-only ``/dev`` with only ``null``, ``zero``,
+  ``full``, ``random``, ``urandom``, ``tty`` and ``pts``, and private writable
+  ``/scratch``, ``/tmp`` and ``/dev/shm``: three tmpfs (in memory), each of
+  ``scratch_mb`` and at most ``scratch_files`` files and folders, mounted in a
+  mount namespace of the run's own (so the machine never sees them): nothing
+  else of the machine is there, so no other bot's files and no arena secret;
+- **a seccomp filter** (:mod:`bots.seccomp`) refusing the system calls a bot
+  never needs (namespaces, mounts, ptrace, keyrings, bpf, ...);
 - **an unprivileged user** (``nobody`` when the arena runs as root);
 - **a cgroup** (v1 or v2, whichever the machine mounts) limiting memory,
   processes and CPU share, whose counters say afterwards why it ended (memory
@@ -32,6 +43,7 @@ import secrets
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import time
@@ -134,6 +146,8 @@ def unavailable() -> str | None:
         return "sandboxes need Linux namespaces and cgroups"
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed (Debian: apt-get install bubblewrap)"
+    if _bwrap_version() < (0, 8):
+        return "bubblewrap is older than 0.8.0, which is needed for --disable-userns (Debian 12 ships 0.8.0)"
     if cgroup_version() is None:
         return f"no cgroup filesystem at {CGROUP_ROOT}"
     if os.geteuid() != 0:
@@ -186,6 +200,7 @@ class Sandbox:
         self.env = dict(env or {})
         self.id = f"{name}-{secrets.token_hex(4)}-{owner_tag()}".replace("@", "_")
         self.version = cgroup_version()
+        self.mounts = mount_points()
         self._closed_cpu: float | None = None
         self.groups = self._make_cgroups()
 
@@ -261,7 +276,7 @@ class Sandbox:
             ("RLIMIT_NOFILE", lim.open_files, lim.open_files),
             ("RLIMIT_CORE", 0, 0),
         ]
-        base = mount_points()
+        base = self.mounts
         options = f"size={lim.scratch_mb << 20},nr_inodes={lim.scratch_files},uid={NOBODY},gid={NOBODY}"
         mounts = [(str(base / name), f"{options},mode={'0755' if name == 'scratch' else '1777'}") for name in SCRATCH]
         bwrap = ["--die-with-parent", "--unshare-all", "--unshare-user", "--disable-userns", "--new-session"]
@@ -336,6 +351,17 @@ _SIGNALS = {s.value for s in signal.Signals}
 @functools.cache
 def _filter() -> bytes:
     return seccomp.program()
+
+
+@functools.cache
+def _bwrap_version() -> tuple[int, ...]:
+    """bubblewrap's version, e.g. (0, 8, 0); (0,) if it cannot tell."""
+    try:
+        said = subprocess.run([_bwrap(), "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError, SandboxError):
+        return (0,)
+    found = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", said)
+    return tuple(int(n) for n in found.groups() if n is not None) if found else (0,)
 
 
 @functools.cache
