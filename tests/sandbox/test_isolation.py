@@ -66,6 +66,7 @@ try:  # the whole readable memory of pid 1 (outside, as the control: of this ver
             look(f"/proc/{pid}/mem", data)
 except OSError as exc:
     seen["pid1_memory_error"] = str(exc)
+seen["fds"] = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))  # the listing's own is one of them
 with open("/proc/1/cmdline", "rb") as fh:
     seen["pid1_cmdline"] = fh.read().decode(errors="replace").split("\0")
 print(json.dumps(seen))
@@ -158,6 +159,7 @@ def test_no_value_of_the_host_environment_is_seen_anywhere_inside(folder: Path, 
     assert canary not in out and REDIS_URL not in out and "6379" not in out
     assert inside["pid1_cmdline"][:2] == [os.path.realpath("/usr/bin/bwrap"), "--args"]  # no host folder listed
     assert str(folder) not in " ".join(inside["pid1_cmdline"])
+    assert inside["fds"] == [0, 1, 2, 3]  # nothing of the launcher's open files (bwrap's memory files are closed)
 
 
 def test_a_child_program_and_a_build_started_from_the_host_see_nothing_of_it_either(folder: Path, canary: str) -> None:
