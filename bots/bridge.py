@@ -13,6 +13,10 @@ program's own last error lines, and the SDK answers the engine's timeout play
 (a late answer is then skipped, so the next turn's answer is not taken for
 it). A program that exits mid-game is started again for its next turn (turns
 carry the whole observation, so it can go on), at most ``RESTARTS`` times a game.
+A program that stops reading its input costs it the same: a line to it that
+cannot be written by the turn's deadline (its input pipe is full) ends it
+(:meth:`bots.child.ChildProgram.write_line`). Whatever it does, the program is
+gone when its game ends: :meth:`ProgramBot.end_match` never waits for a turn.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,8 @@ RESTARTS = 2
 """Times a game's program may be started again after it exited mid-game."""
 LATE_S = 0.25
 """Seconds past the turn's deadline the bridge still waits (the arena has timed the turn out by then)."""
+END_S = 1.0
+"""How long the ``end`` line may wait for room, and the program to exit after it, before it is killed."""
 
 
 class BridgeError(RuntimeError):
@@ -126,17 +133,25 @@ class ProgramBot(Bot):
         self.starts = 0
         self.owed = 0
         """Turns that timed out whose answers are still to come: the next lines are theirs, and are skipped."""
+        self.over = False
+        """The game has ended: no program is started for it any more."""
         self._lock = threading.Lock()
+        """One turn at a time (:meth:`end_match` never takes it: a turn may be waiting on its program)."""
 
     def new_match(self, rules: Rules, seat: int) -> None:
         self.rules, self.seat = rules, seat  # the program starts with the first turn, on a turn thread
+        self.over = False
 
-    def _running(self) -> ChildProgram:
-        if self.program is not None and self.program.alive():
-            return self.program
-        if self.program is not None:  # it has ended: release its run (a sandbox's cgroup) now
-            why = self.program.ended()
-            self.program.stop(grace=0)
+    def _running(self, ends: float) -> ChildProgram:
+        """The game's program, started (and sent its ``start`` line by ``ends``, monotonic) if it is not running."""
+        if self.over:
+            raise BridgeError("the game is over")
+        program = self.program
+        if program is not None and program.alive():
+            return program
+        if program is not None:  # it has ended: release its run (a sandbox's cgroup) now
+            why = program.ended()
+            program.stop(grace=0)
             self.program = None
             if self.starts > RESTARTS:
                 raise BridgeError(f"{why}; it was started {self.starts} times this game and is not started again")
@@ -146,13 +161,16 @@ class ProgramBot(Bot):
         self.starts += 1
         self.owed = 0
         launcher = self.launcher() if self.launcher is not None else None
-        self.program = ChildProgram(self.argv, self.cwd, self.env, launcher=launcher)
+        self.program = program = ChildProgram(self.argv, self.cwd, self.env, launcher=launcher)
         if self.on_program is not None:
-            self.on_program(self.program)
+            self.on_program(program)
+        if self.over:  # the game ended while it started (end_match saw no program, or this one: stopped twice)
+            program.stop(grace=0)
+            raise BridgeError("the game is over")
         rules = self.rules or Rules.preset()
         start = {"type": "start", "protocol": PROTOCOL, "seat": self.seat, "rules": rules.to_dict()}
-        self.program.write_line(json.dumps(start))
-        return self.program
+        program.write_line(json.dumps(start), timeout=ends - time.monotonic())
+        return program
 
     def choose(self, observation: Observation, clock: Clock | None = None) -> Play:
         with self._lock:
@@ -160,13 +178,15 @@ class ProgramBot(Bot):
             # the whole budget, and the bridge waits for its answer until the turn's wall-clock cap.
             remaining = clock.wall_remaining() if clock is not None else 10.0
             left = (clock.budget if clock.cpu else remaining) if clock is not None else remaining
+            ends = time.monotonic() + remaining + LATE_S  # for every write and read of the turn
             try:
-                program = self._running()
+                program = self._running(ends)
                 kind = "cpu" if clock is not None and clock.cpu else "wall"
                 bank_ms = int(clock.bank * 1000) if clock is not None else 0
-                program.write_line(json.dumps(turn_message(observation, int(left * 1000), kind, bank_ms)))
+                turn = json.dumps(turn_message(observation, int(left * 1000), kind, bank_ms))
+                program.write_line(turn, timeout=ends - time.monotonic())  # not taken in time: it is not reading
                 while True:
-                    line = program.read_line(clock.wall_remaining() + LATE_S if clock is not None else remaining)
+                    line = program.read_line(ends - time.monotonic())
                     if line is None:
                         self.owed += 1
                         raise BridgeError(f"{self.argv[0]} gave no answer within the turn's {remaining:.2f} s")
@@ -179,14 +199,16 @@ class ProgramBot(Bot):
                 raise BridgeError(str(exc)) from None
 
     def end_match(self, result: Mapping[str, Any]) -> None:
-        """Tell the program the result, close its input, and let it go (killed if it lingers)."""
-        with self._lock:
-            program, self.program = self.program, None
+        """Tell the program the result, close its input, and let it go (killed if it lingers, or if it
+        does not take the ``end`` line within ``END_S``). Never waits for a turn still going on: the
+        program is gone when its game ends, whatever it does."""
+        self.over = True
+        program, self.program = self.program, None
         if program is None:
             return
-        with contextlib.suppress(ChildError):  # it has gone already
-            program.write_line(json.dumps({"type": "end", **result}))
-        program.stop()
+        with contextlib.suppress(ChildError):  # it has gone already, or it does not read
+            program.write_line(json.dumps({"type": "end", **result}), timeout=END_S)
+        program.stop(grace=END_S)
 
 
 def run_bridge(

@@ -6,6 +6,13 @@ into a queue, so :meth:`ChildProgram.read_line` waits at most its timeout; a
 line longer than ``max_line``, or more than ``max_pending`` lines nobody has
 read, end the program (a flood must not grow our memory). Standard error is kept
 as its last lines, for a report when it fails.
+
+Its standard input is written without ever blocking us either: the pipe is
+non-blocking and :meth:`ChildProgram.write_line` has a deadline. A program that
+stops reading fills the pipe (64 KiB, or less: a program may shrink its own);
+a line that cannot be written in time ends it (killed, "it stopped reading its
+input"). :meth:`ChildProgram.stop` never waits on a pipe: a program with a
+write pending is killed before its input is closed, and every wait is bounded.
 """
 
 from __future__ import annotations
@@ -14,10 +21,12 @@ import collections
 import contextlib
 import os
 import queue
+import select
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -88,6 +97,12 @@ def check_runnable(program: str, cwd: str | Path | None = None) -> None:
 
 
 _EOF = object()
+WRITE_TIMEOUT_S = 1.0
+"""The default deadline of a line written to a program (a program that reads its input takes it at once)."""
+WAKE_S = 0.05
+"""How often a write waiting for room in the pipe looks whether the program is being stopped."""
+EXIT_WAIT_S = 5.0
+"""The most :meth:`ChildProgram.stop` waits for a killed program's exit status (it never waits forever)."""
 
 
 class ChildProgram:
@@ -113,18 +128,32 @@ class ChildProgram:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_lines)
         self._lines: queue.Queue[object] = queue.Queue()
         self._why_ended = ""
+        self._writing = threading.Lock()
+        """Held while a line is written (at most its deadline); the input is closed only under it."""
+        self._closing = threading.Event()
+        """Set by :meth:`stop`: a write waiting for room gives up at once."""
+        self._released = threading.Lock()
+        """Taken once, by the first stop to finish: its launcher is released once."""
+        reading, self._input = os.pipe()  # ours, not Popen's buffered writer: a write never blocks us
         try:
-            self.proc = subprocess.Popen(
-                self.launcher.wrap(self.argv),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd,
-                env=dict(env) if env is not None else None,
-            )
-        except OSError as exc:
+            try:
+                self.proc = subprocess.Popen(
+                    self.launcher.wrap(self.argv),
+                    stdin=reading,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd,
+                    env=dict(env) if env is not None else None,
+                )
+            finally:
+                os.close(reading)
+        except (OSError, ChildError) as exc:
+            os.close(self._input)
             self.launcher.close()
+            if isinstance(exc, ChildError):
+                raise
             raise ChildError(f"cannot start {self.argv[0]}: {exc}") from None
+        os.set_blocking(self._input, False)
         threading.Thread(target=self._read_stdout, daemon=True, name=f"child-{self.proc.pid}-out").start()
         threading.Thread(target=self._read_stderr, daemon=True, name=f"child-{self.proc.pid}-err").start()
 
@@ -153,14 +182,62 @@ class ChildProgram:
         except (OSError, ValueError):
             pass
 
-    def write_line(self, text: str) -> None:
-        """Send one line (``text`` must hold no newline)."""
-        assert self.proc.stdin is not None
+    def write_line(self, text: str, timeout: float = WRITE_TIMEOUT_S) -> None:
+        """Send one line (``text`` must hold no newline) within ``timeout`` seconds, or raise :class:`ChildError`.
+
+        A line the program has not taken in time (its input pipe stays full: it stopped reading) ends
+        it: it is killed, and it "stopped reading its input". The wait is bounded however it behaves.
+        """
+        ends = time.monotonic() + max(timeout, 0.0)
+        # A write takes microseconds unless it waits for room: a line is never queued behind one that waits.
+        if not self._writing.acquire(timeout=min(max(timeout, 0.0), WAKE_S)):
+            raise ChildError(f"{self.argv[0]}: an earlier line to it is still waiting: it is not reading its input")
         try:
-            self.proc.stdin.write(text.encode() + b"\n")
-            self.proc.stdin.flush()
-        except (OSError, ValueError):  # a broken pipe: it has gone
-            raise ChildError(self.ended()) from None
+            outcome = self._write(text.encode() + b"\n", ends)
+        finally:
+            self._writing.release()
+        if outcome == "late" and not self._closing.is_set():
+            self._kill(f"it stopped reading its input (a line to it found no room for {timeout:.2f} s): it was killed")
+        if outcome == "closed" and self.alive():
+            raise ChildError(f"{self.argv[0]}: its input is closed (it is being stopped)")
+        if outcome != "written":
+            raise ChildError(self.ended())
+
+    def _write(self, data: bytes, ends: float) -> str:
+        """Write ``data`` to its input by ``ends`` (monotonic), under ``_writing``: ``written``, ``late``,
+        ``closed`` (its input is closed, or it is being stopped) or ``broken`` (it has gone)."""
+        left = memoryview(data)
+        while left:
+            if self._input < 0:
+                return "closed"
+            try:
+                left = left[os.write(self._input, left) :]
+                continue
+            except BlockingIOError:  # the pipe is full: it has not read what it was given
+                pass
+            except OSError:  # a broken pipe: it has gone
+                return "broken"
+            wait = ends - time.monotonic()
+            if self._closing.is_set():
+                return "closed"
+            if wait <= 0:
+                return "late"
+            select.select([], [self._input], [], min(wait, WAKE_S))
+        return "written"
+
+    def _kill(self, why: str = "") -> None:
+        """End it now, saying why (the first reason given is the one kept)."""
+        if why and not self._why_ended and self.alive():
+            self._why_ended = why
+        with contextlib.suppress(OSError):
+            self.proc.kill()
+
+    def _close_input(self) -> None:
+        """Close its input (it reads an end of file); never while a line is being written."""
+        with self._writing:
+            if self._input >= 0:
+                os.close(self._input)
+                self._input = -1
 
     def read_line(self, timeout: float) -> str | None:
         """The next line it writes (stripped), or None if none comes within ``timeout`` seconds."""
@@ -196,16 +273,31 @@ class ChildProgram:
 
     def stop(self, grace: float = 1.0) -> None:
         """Close its input (the polite way to say: done), kill it if it has not exited after ``grace`` s,
-        and release what its launcher held (a sandbox's cgroup)."""
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
+        and release what its launcher held (a sandbox's cgroup). Never blocks on a pipe: a program that
+        a line is still waiting for (it does not read) is killed first, then its input is closed.
+        Safe to call from any thread, and again."""
+        self.begin_stop()
+        self.finish_stop(time.monotonic() + grace)
+
+    def begin_stop(self) -> None:
+        """The first half of :meth:`stop`: its input closed, a stuck program killed (several programs
+        can be stopped at once: begin each, then finish each, with one grace period for all)."""
+        self._closing.set()
+        if self._writing.locked():  # a write is waiting for room (or about to give up): it is not reading
+            self._kill("it was stopped while it was not reading its input")
+        self._close_input()  # a waiting write gives up within WAKE_S once _closing is set
+
+    def finish_stop(self, deadline: float) -> None:
+        """The second half of :meth:`stop`: killed if it has not exited by ``deadline`` (monotonic), then
+        its launcher released."""
         try:
-            self.proc.wait(timeout=grace)
+            self.proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.launcher.close()
+            self._kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL: only a kernel stall delays it
+                self.proc.wait(timeout=EXIT_WAIT_S)
+        if self._released.acquire(blocking=False):
+            self.launcher.close()
 
 
 def exit_reason(status: int) -> str:
@@ -220,10 +312,16 @@ class Running:
     def __init__(self) -> None:
         self._programs: list[ChildProgram] = []
         self._lock = threading.Lock()
+        self._stopped = False
 
     def add(self, program: ChildProgram) -> None:
+        """Keep ``program`` to stop with the others; one started after :meth:`stop_all` is stopped at once
+        (a turn that started it as the bot stopped must not leave it behind)."""
         with self._lock:
-            self._programs = [p for p in self._programs if p.alive()] + [program]
+            if not self._stopped:
+                self._programs = [p for p in self._programs if p.alive()] + [program]
+                return
+        program.stop(grace=0)
 
     def last(self) -> ChildProgram | None:
         """The program started last (its error output is the bot's latest)."""
@@ -231,6 +329,11 @@ class Running:
             return self._programs[-1] if self._programs else None
 
     def stop_all(self, grace: float = 0.2) -> None:
+        """Stop every program at once: their inputs closed, one grace period for all, then killed."""
         with self._lock:
-            for program in self._programs:
-                program.stop(grace=grace)
+            programs, self._programs, self._stopped = self._programs, [], True
+        for program in programs:
+            program.begin_stop()
+        deadline = time.monotonic() + grace
+        for program in programs:
+            program.finish_stop(deadline)
