@@ -242,6 +242,9 @@ def host(
         folder,
         MatchQueue(celery_app, settings.queue),
         ca=Path(ca).read_bytes() if ca else None,
+        builds=settings.host_builds,
+        preflights=settings.host_preflights,
+        build_timeout_s=settings.host_build_seconds,
     )
     client.close()
     signal.signal(signal.SIGTERM, lambda *_: service.stop())

@@ -18,7 +18,19 @@ Each version is held by one host at a time through a lease in Redis
 (:meth:`store.versions.Versions.claim`), renewed every loop: when a host dies,
 another takes its versions over after ``LEASE_S``. The reference bots the
 preflights play against are held the same way. Builds and preflights run on
-a small pool so the loop keeps renewing leases while they take their time.
+threads of their own, so the loop keeps renewing leases while they take their
+time: at most ``builds`` builds (``TABLANETTE_HOST_BUILDS``) and ``preflights``
+preflights (``TABLANETTE_HOST_PREFLIGHTS``) at once, each kind with its own
+slots, and at most one build and one preflight per bot at a time, so that builds
+that hang (each stopped at its deadline, ``TABLANETTE_HOST_BUILD_SECONDS``) never
+take every slot, nor hold up a preflight. A job waits in Redis (its version's
+state) until a slot is free, never in a queue here.
+
+:meth:`Host.stop` (SIGTERM) ends the loop; :meth:`Host.close` then stops every
+bot at once and waits for its jobs at most ``JOBS_GRACE_S`` (a build is cancelled
+within about a second; one that hangs anyway is left behind, on a daemon thread
+that does not keep the process), so the host stops within seconds whatever its
+bots do.
 
 What a hosted program gets wrong is kept as evidence on its version (its last
 output and the sandbox's reason, once a game), for its owner to read.
@@ -37,7 +49,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 import redis
@@ -53,7 +65,7 @@ from store.tokens import BotTokens, TokenError
 from store.versions import Version, Versions, split_version
 
 from . import preflight, sdk
-from .build import build, is_built, version_dir
+from .build import BUILD_TIMEOUT_S, build, is_built, version_dir
 from .manifest import Manifest, ManifestError
 from .meter import CpuMeter, CpuTally
 from .runners import ClientRunner, HostedProgram, Runner, ServiceRunner
@@ -79,6 +91,71 @@ SWEEP_EVERY_S = 60.0
 """How often a host sweeps the sandbox cgroups that dead owners left (any host's, bridges' too)."""
 SERVICE_CPU_S = 7 * 24 * 3600
 """A gRPC version's CPU-time limit: it runs for as long as it is hosted (its CPU share is what limits it)."""
+BUILDS = 3
+"""Builds at once on a host: two that hang (until their deadline) leave a slot for every other bot's build;
+more would crowd the machine (a build may use 2 cores and 2 GB)."""
+PREFLIGHTS = 4
+"""Preflights at once on a host (each feeds a small league; its games run on the workers)."""
+JOBS_GRACE_S = 3.0
+"""How long a stopping host waits for its builds and preflights to notice (a build checks every second)."""
+STOP_GRACE_S = 6.0
+"""How long a stopping host waits for its bots to stop (all at once; a gRPC program gets 3 s to exit)."""
+
+
+class Jobs:
+    """Builds, or preflights: each on a daemon thread of its own, at most ``size`` at once.
+
+    The host starts one only when :meth:`room` says so (a job never waits in a queue here: its version
+    waits in Redis, in its state, for the next pass), and a job that hangs never keeps a stopping host's
+    process alive.
+    """
+
+    def __init__(self, kind: str, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"{kind}: at least one at a time, not {size}")
+        self.kind, self.size = kind, size
+        self.running: dict[str, Future[None]] = {}
+        """version -> its job, while it runs."""
+
+    def _prune(self) -> None:
+        self.running = {name: job for name, job in self.running.items() if not job.done()}
+
+    def room(self, version: str) -> bool:
+        """Whether a job for ``version`` may start now: a slot is free and no other version of its bot has a job."""
+        self._prune()
+        if version in self.running or len(self.running) >= self.size:
+            return False
+        bot = _bot_of(version)
+        return not any(_bot_of(name) == bot for name in self.running)
+
+    def start(self, version: str, work: Callable[[], None]) -> Future[None]:
+        job: Future[None] = Future()
+        job.set_running_or_notify_cancel()
+
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # kept on the future; the host's loop logs it
+                job.set_exception(exc)
+            else:
+                job.set_result(None)
+
+        self.running[version] = job
+        threading.Thread(target=run, daemon=True, name=f"host-{self.kind}-{version}").start()
+        return job
+
+    def wait(self, deadline: float) -> list[str]:
+        """Wait for the running jobs until ``deadline`` (monotonic); the versions whose jobs still run."""
+        for job in list(self.running.values()):
+            with contextlib.suppress(Exception):
+                job.exception(timeout=max(deadline - time.monotonic(), 0.0))
+        self._prune()
+        return sorted(self.running)
+
+
+def _bot_of(version: str) -> str:
+    split = split_version(version)
+    return split[0] if split else version
 
 
 class Host:
@@ -94,6 +171,9 @@ class Host:
         ca: bytes | None = None,
         name: str | None = None,
         lease_s: float = LEASE_S,
+        builds: int = BUILDS,
+        preflights: int = PREFLIGHTS,
+        build_timeout_s: float = BUILD_TIMEOUT_S,
     ) -> None:
         self.r, self.prefix = client, prefix
         self.address, self.ca = address, ca
@@ -113,6 +193,8 @@ class Host:
         self.output_at = 0.0
         self.jobs: dict[tuple[str, str], Future[None]] = {}
         """(``build`` or ``preflight``, version) -> the job doing it."""
+        self.builds, self.preflights = Jobs("build", builds), Jobs("preflight", preflights)
+        self.build_timeout_s = build_timeout_s
         self.wanted: set[str] = set()
         """Ready versions a league not yet over has (a ready version is run only while one needs it)."""
         self.wanted_at = -WANTED_EVERY_S
@@ -120,7 +202,6 @@ class Host:
         """version -> until when (monotonic) this host does not try it again (it would not build here)."""
         self.ended: dict[str, int] = {}
         """version -> times its program has ended while this host ran it."""
-        self.pool = ThreadPoolExecutor(2, thread_name_prefix="host-job")
         self.stopping = threading.Event()
         self.swept_at = 0.0
         self.meter: CpuMeter | None = None
@@ -150,11 +231,21 @@ class Host:
         self.stopping.set()
 
     def close(self) -> None:
-        """Stop every bot this host runs and remove the SDKs it staged (the built versions stay, for a
-        restart; an empty folder goes)."""
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        for name in list(self.runners):
-            self._stop_running(name)
+        """Stop every bot this host runs, all at once, and remove the SDKs it staged (the built versions
+        stay, for a restart; an empty folder goes). Bounded: it waits for its bots at most
+        ``STOP_GRACE_S`` and for its jobs (cancelled by :attr:`stopping`) at most ``JOBS_GRACE_S``."""
+        self.stopping.set()
+        stoppers = {name: self._stop_soon(name) for name in list(self.runners)}
+        jobs_by = time.monotonic() + JOBS_GRACE_S
+        for jobs in (self.builds, self.preflights):
+            if hung := jobs.wait(jobs_by):
+                log.warning("host %s: stopping without waiting for the %s of %s", self.name, jobs.kind, hung)
+        stop_by = time.monotonic() + STOP_GRACE_S
+        for name, stopper in stoppers.items():
+            stopper.join(timeout=max(stop_by - time.monotonic(), 0.0))
+            if stopper.is_alive():
+                log.warning("host %s: %s has not stopped; its lease runs out by itself", self.name, name)
+                continue
             with contextlib.suppress(redis.RedisError):
                 self.versions.release(name, self.name)  # another host may take it at once
         if self.meter is not None:
@@ -207,8 +298,11 @@ class Host:
     def _tend(self, v: Version) -> None:
         name = v.name
         if v.state in ("submitted", "building"):
-            if self.versions.claim(name, self.name, self.lease_s) and ("build", name) not in self.jobs:
-                self.jobs["build", name] = self.pool.submit(self._build, name)
+            if ("build", name) not in self.jobs and self.builds.room(name):
+                if self.versions.claim(name, self.name, self.lease_s):
+                    self._start_job(self.builds, name, functools.partial(self._build, name))
+            elif ("build", name) in self.jobs:
+                self.versions.claim(name, self.name, self.lease_s)
         elif v.state == "preflight" or (v.state == "ready" and name in self.wanted):
             if ("build", name) in self.jobs:  # a local build of a version another host built; then it runs
                 self.versions.claim(name, self.name, self.lease_s)
@@ -219,15 +313,20 @@ class Host:
                 # Built here even while another host runs it (a standby build): should that host die,
                 # this one runs the version as soon as its lease runs out, not after a build that may
                 # outlast the engine's grace period. The lease is taken only if nobody holds it.
-                self.versions.claim(name, self.name, self.lease_s)
-                self.jobs["build", name] = self.pool.submit(self._build, name, False)
+                if self.builds.room(name):
+                    self.versions.claim(name, self.name, self.lease_s)
+                    self._start_job(self.builds, name, functools.partial(self._build, name, False))
                 return
             self._keep(name, lambda: self._start_version(v))
-            if v.state == "preflight" and name in self.runners and ("preflight", name) not in self.jobs:
-                self.jobs["preflight", name] = self.pool.submit(self._preflight, name)
+            preflighting = v.state == "preflight" and name in self.runners
+            if preflighting and ("preflight", name) not in self.jobs and self.preflights.room(name):
+                self._start_job(self.preflights, name, functools.partial(self._preflight, name))
         elif name in self.runners:  # failed, or no league needs it now
             self._stop_running(name)
             self.versions.release(name, self.name)
+
+    def _start_job(self, jobs: Jobs, name: str, work: Callable[[], None]) -> None:
+        self.jobs[jobs.kind, name] = jobs.start(name, work)
 
     def _refresh_wanted(self) -> None:
         """The ready versions some league still needs: those of every league not yet over."""
@@ -275,6 +374,12 @@ class Host:
             self.ended[name] = self.ended.get(name, 0) + 1
             if split_version(name):
                 self.versions.add_evidence(name, f"the host could not start it: {exc}", [])
+
+    def _stop_soon(self, name: str) -> threading.Thread:
+        """:meth:`_stop_running` on a thread of its own (a host stops its bots all at once)."""
+        stopper = threading.Thread(target=self._stop_running, args=(name,), daemon=True, name=f"host-stop-{name}")
+        stopper.start()
+        return stopper
 
     def _stop_running(self, name: str, retire_token: bool = True) -> None:
         """Stop it here, and retire its token (the next host to run it issues its own); not when the
@@ -363,7 +468,9 @@ class Host:
             self.versions.set_state(name, "building", f"building on {self.name}")
         log.info("host %s: building %s", self.name, name)
         archive = self.versions.source(name)
-        result = build(self.root, name, manifest, archive, v.source_hash, sdk=self.sdk, cancel=self.stopping)
+        result = build(
+            self.root, name, manifest, archive, v.source_hash, self.build_timeout_s, sdk=self.sdk, cancel=self.stopping
+        )
         if self.stopping.is_set():
             return  # built again by whichever host takes the version next
         if not first:
