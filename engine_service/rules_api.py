@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -33,8 +34,11 @@ QUEUE_PER_WORKER = 4
 
 
 class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
-    def __init__(self, settings: ArenaSettings) -> None:
+    def __init__(self, settings: ArenaSettings, key: Callable[[str], str] = peer_address) -> None:
+        """``key``: what a call's rate is counted under, from its peer string (the address; a relayed hosted
+        bot's version, :meth:`engine_service.relayed.RelayedPeers.key`)."""
         self.settings = settings
+        self.key = key
         self.limit = RateLimit(settings.rules_rate, settings.rules_burst)
         self.in_flight = 0
         self._pool: ProcessPoolExecutor | None = None
@@ -51,7 +55,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def _ask(self, method: str, request: Any, response: Any, context: grpc.aio.ServicerContext) -> Any:
-        wait = self.limit.take(peer_address(context.peer() or ""))
+        wait = self.limit.take(self.key(context.peer() or ""))
         if wait:
             await abort_busy(context, f"more than {self.settings.rules_rate:g} Rules calls per second", wait)
         if small(method, request):

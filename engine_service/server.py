@@ -149,7 +149,7 @@ class EngineServer:
         arena_pb2_grpc.add_BotGatewayServicer_to_server(BotGatewayServicer(self.gateway), self.server)
         from tablanette.v1 import rules_pb2_grpc
 
-        self.rules = RulesServicer(self.settings)
+        self.rules = RulesServicer(self.settings, self.gateway.relayed.key)
         rules_pb2_grpc.add_RulesServiceServicer_to_server(self.rules, self.server)
         dispatch_pb2_grpc.add_DispatchServicer_to_server(DispatchServicer(self.gateway, secret), self.server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

@@ -47,6 +47,10 @@ def test_dispatch_without_the_secret_is_permission_denied(engine: Engine, dispat
         ),
         # a rogue "host" claiming to meter a bot's CPU time (so as to time it out, or to never do so)
         lambda md: list(dispatch.Meter(iter([dpb.MeterReport(claim=[bot])]), metadata=md, timeout=5)),
+        # a rogue "relay" announcing its connection as a hosted version's (so as to spend that bot's limits)
+        lambda md: dispatch.Relayed(
+            dpb.RelayedRequest(bot_name=bot, host="127.0.0.1", port=1, connection="rogue"), metadata=md, timeout=5
+        ),
     ]
     for call in attempts:
         for metadata in ((), ((INTERNAL_METADATA, "guess"),), ((INTERNAL_METADATA, ""),), (("x-other", "1"),)):
