@@ -44,6 +44,7 @@ import grpc
 
 from config import ArenaSettings
 from engine_service.limits import RateLimit, abort_busy
+from store import printable
 from store.audit import AsyncAuditLog
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
@@ -154,7 +155,7 @@ class Admission:
         if first.WhichOneof("kind") != "hello":
             await self._refuse(context, peer, "", grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a Hello")
         hello = first.hello
-        claimed = short(hello.bot_name)
+        claimed = short(printable.line(hello.bot_name))  # audited and echoed: never a stranger's escape sequence
         if not hello.token or len(hello.token) > TOKEN_CHARS:
             why = "Hello carries no token" if not hello.token else f"a token is at most {TOKEN_CHARS} characters"
             await self._refuse(context, peer, claimed, grpc.StatusCode.UNAUTHENTICATED, why)
@@ -169,8 +170,8 @@ class Admission:
         if hello.bot_name and hello.bot_name != name:
             why = f"this token belongs to bot {name!r}, not {claimed!r}"
             await self._refuse(context, peer, claimed, grpc.StatusCode.PERMISSION_DENIED, why)
-        if hello.max_games < 0 or len(hello.version) > 64:
-            why = "max_games must be >= 0 and version <= 64 chars"
+        if hello.max_games < 0 or len(hello.version) > 64 or printable.line(hello.version) != hello.version:
+            why = "max_games must be >= 0, and version at most 64 printable characters (no control or escape codes)"
             await self._refuse(context, peer, name, grpc.StatusCode.INVALID_ARGUMENT, why)
         if holder.streams_from(peer) >= self.settings.max_streams_per_address:
             why = f"{self.settings.max_streams_per_address} bot streams from {peer} already"

@@ -186,3 +186,23 @@ def test_a_second_hello_is_rejected_and_the_stream_stays_open(engine: Engine) ->
     raw.half_close()
     assert raw.status() == (grpc.StatusCode.OK, "")
     league.finish()
+
+
+def test_escape_codes_in_a_hello_never_reach_the_audit_log_or_a_record(engine: Engine) -> None:
+    """A terminal obeys what it prints (``tablanette audit``, records on a terminal): a Hello's free text
+    is cleaned before it is audited, and a version with control codes is refused."""
+    token = engine.arena.add_bot("esc-bot")
+    league = engine.league("escapes")
+
+    raw = engine.raw()
+    raw.hello(token, "esc-bot", version="1.0\x1b]0;pwned\x07\x1b[2K\rpreflight passed")
+    assert "printable" in refused(raw, grpc.StatusCode.INVALID_ARGUMENT)
+
+    raw = engine.raw()
+    raw.hello("tbl_not-a-token", "esc\x1b]52;c;ZXZpbA==\x07\u202ebot")
+    refused(raw, grpc.StatusCode.UNAUTHENTICATED)
+    audit = [json.loads(e) for e in engine.arena.redis.lrange(Keys(engine.arena.prefix).audit, 0, 50)]
+    claimed = [e["bot"] for e in audit if e["event"] == "login_refused" and e["bot"].startswith("esc")]
+    assert claimed == ["escbot", "esc-bot"], claimed  # the newest first; nothing but printable text
+
+    league.finish()
