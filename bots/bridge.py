@@ -230,6 +230,8 @@ def run_bridge(
     """
     import sys
 
+    from store import printable  # the host's side only: a sandbox's copy of the SDK has no store
+
     from .sdk import NO_TOKEN, BotClient, run_until_stopped
 
     if not token:
@@ -251,7 +253,7 @@ def run_bridge(
         except ChildError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    printable.log_printably(logging.INFO)
     running = Running()
 
     def sandboxed() -> Launcher:

@@ -225,11 +225,12 @@ def host(
     from bots.sandbox import unavailable
     from hosting.host import Host
     from scheduler.queue import MatchQueue
+    from store import printable
     from worker.celery_app import app as celery_app
 
     if why := unavailable():
         fail(f"cannot host bots here: {why}")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    printable.log_printably(logging.INFO)
     client, settings = redis_client()
     from store.client import connect
 

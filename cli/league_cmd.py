@@ -14,6 +14,7 @@ from rich.table import Table
 
 from engine_service.rules import write_records
 from scheduler.league import Feeder
+from store import printable
 from store.audit import AuditLog
 from store.client import connect
 from store.leagues import (
@@ -210,7 +211,7 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
     from worker.celery_app import app as celery_app
 
     settings = arena_settings()
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    printable.log_printably(logging.WARNING)
     logging.getLogger("tablanette").setLevel(logging.INFO)
     st = LeagueStore(connect(settings.redis_url, ride_out=True), settings.prefix)  # a scheduler outlives outages
     st.load(league_id)  # a clear error now if there is no such league

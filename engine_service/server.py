@@ -23,6 +23,7 @@ from engine_service.admission import Admission
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA, KEEPALIVE_MS, DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
+from store import printable
 from store.audit import AsyncAuditLog
 from store.client import connect_async
 from store.keys import Keys
@@ -242,6 +243,6 @@ class ClientGoneFilter(logging.Filter):
 
 
 def run(settings: ArenaSettings) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    printable.log_printably(logging.INFO)
     logging.getLogger("grpc._cython.cygrpc").addFilter(ClientGoneFilter())
     asyncio.run(serve(settings))

@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from typing import Any
@@ -93,3 +94,23 @@ def deep(value: Any, limit: int = MAX_LINE) -> Any:
     if isinstance(value, list | tuple):
         return [deep(v, limit) for v in value]
     return value
+
+
+LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
+
+
+class LogFormatter(logging.Formatter):
+    """Log lines that a stranger's text quoted in them cannot forge: each message made one printable line
+    (:func:`line`: no escape sequence, and no newline to start a line of its own); a traceback is the
+    arena's own and stays as it is."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = line(record.message, MAX_TEXT)
+        return super().formatMessage(record)
+
+
+def log_printably(level: int) -> None:
+    """``logging.basicConfig`` for a process whose log quotes bots and builds (a host, a bridge, a replica)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(LogFormatter(LOG_FORMAT))
+    logging.basicConfig(level=level, handlers=[handler])

@@ -8,6 +8,8 @@ control string, C1 controls, bidi overrides that reverse what a reader sees.
 
 from __future__ import annotations
 
+import io
+import logging
 import unicodedata
 
 import pytest
@@ -124,3 +126,27 @@ def test_plain_text_is_unchanged(raw: str) -> None:
 def test_attacks_mixed_into_plain_text_leave_no_escape(parts: list[str]) -> None:
     cleaned = printable.text("".join(parts))
     assert ESC not in cleaned and not any(forbidden(ch) for ch in cleaned)
+
+
+def test_a_log_line_quoting_a_program_cannot_forge_another_line_or_reach_the_terminal() -> None:
+    """The host's log quotes what programs print: each record is one printable line, its traceback kept."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(printable.LogFormatter(printable.LOG_FORMAT))
+    log = logging.getLogger("tablanette.test-printable")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        log.warning(
+            "bot: its last output: %s", "ok\x1b]52;c;ZXZpbA==\x07\n2026-12-02 host INFO x@1 passed its preflight"
+        )
+        try:
+            raise ValueError("the arena's own")
+        except ValueError:
+            log.exception("tending failed")
+    finally:
+        log.removeHandler(handler)
+    lines = stream.getvalue().splitlines()
+    assert lines[0].endswith("bot: its last output: ok 2026-12-02 host INFO x@1 passed its preflight"), lines
+    assert "\x1b" not in stream.getvalue() and "\x07" not in stream.getvalue()
+    assert lines[1].endswith("tending failed") and lines[2] == "Traceback (most recent call last):"
