@@ -4,7 +4,8 @@ The build runs like the bot will (:mod:`bots.sandbox`): no network, the
 machine's toolchain read-only, as an unprivileged user, with memory, process and
 CPU limits, but with its folder writable (that is where it puts what it builds).
 It gets ``BUILD_TIMEOUT_S`` seconds of wall time, and the folder may hold at most
-``MAX_BUILT`` bytes and ``MAX_BUILT_FILES`` files and folders (checked every
+``MAX_BUILT`` bytes and ``MAX_BUILT_FILES`` files and folders, none deeper than
+``MAX_BUILT_PATH`` bytes of path (checked every
 second while it runs, and at its end: past either, the build is stopped and its
 folder removed); its ``/tmp``, ``/scratch`` and ``/dev/shm`` are sized by
 ``BUILD_LIMITS``. Its output, both streams, is the build log (the
@@ -44,6 +45,9 @@ MAX_BUILT = 512 << 20
 """Bytes the built folder may hold."""
 MAX_BUILT_FILES = 20_000
 """Files, folders and links the built folder may hold (a source brings at most ``hosting.source.MAX_FILES``)."""
+MAX_BUILT_PATH = 1024
+"""The longest path (bytes, below the built folder) a build may make: a deeper one could not be walked
+(the kernel names at most 4096 bytes) and so could hide files from the limits above."""
 NOBODY = 65534
 
 
@@ -170,6 +174,7 @@ def _too_big(folder: Path) -> str:
     Walks at most ``MAX_BUILT_FILES`` + 1 entries, so a folder of a million files costs no more than
     one at the limit (it is checked every second while the build runs)."""
     files, size, todo = 0, 0, [str(folder)]
+    longest = len(str(folder)) + MAX_BUILT_PATH
     while todo:
         try:
             with os.scandir(todo.pop()) as entries:
@@ -179,13 +184,20 @@ def _too_big(folder: Path) -> str:
                         return (
                             f"the build made more than {MAX_BUILT_FILES} files, the limit (the build was stopped there)"
                         )
-                    with contextlib.suppress(OSError):  # removed by the build meanwhile
+                    if len(entry.path.encode(errors="surrogateescape")) > longest:  # long before the kernel's 4096
+                        return (
+                            f"the build made a path longer than {MAX_BUILT_PATH} bytes, the limit "
+                            "(the build was stopped there)"
+                        )
+                    with contextlib.suppress(FileNotFoundError):  # removed by the build meanwhile
                         if entry.is_dir(follow_symlinks=False):
                             todo.append(entry.path)
                         else:
                             size += entry.stat(follow_symlinks=False).st_size
-        except OSError:  # removed by the build meanwhile (at its end, when it is stopped, nothing changes)
+        except FileNotFoundError:  # removed by the build meanwhile (at its end, when it is stopped, nothing changes)
             continue
+        except OSError as exc:  # a folder the walk cannot read would hide what is below it: never let it pass
+            return f"the built folder cannot be measured ({exc.strerror}): the build was stopped there"
         if size > MAX_BUILT:
             return f"the built folder grew past {MAX_BUILT >> 20} MB, the limit (the build was stopped there)"
     return ""

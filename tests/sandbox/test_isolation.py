@@ -307,6 +307,25 @@ def test_a_build_that_makes_100000_files_is_stopped_with_a_note_and_removed(fold
     assert took < 90, took
 
 
+def test_a_build_that_nests_folders_past_what_can_be_walked_is_stopped_and_removed(folder: Path) -> None:
+    """Folders nested until their path passes the kernel's 4096 bytes would hide what is below them from the
+    limits (a walk by path cannot open them): the build is stopped at the path limit and removed."""
+    src = folder / "src"
+    src.mkdir()
+    deep = (
+        'n=$(printf "x%.0s" $(seq 250)); for i in $(seq 24); do mkdir "$n" && cd "$n" || exit 3; done; '
+        "seq 200000 > hidden && sleep 30"
+    )
+    (src / "bot.toml").write_text(f'run = ["./bot"]\nbuild = ["sh", "-c", {json.dumps(deep)}]\n')
+    archive, digest = pack(src)
+    result = builds.build(folder / "hosted", "deep@1", Manifest.load(src), archive, digest, timeout_s=120)
+    assert not result.ok
+    assert result.why == (
+        f"the build made a path longer than {builds.MAX_BUILT_PATH} bytes, the limit (the build was stopped there)"
+    ), result.log
+    assert not (folder / "hosted" / "deep@1").exists()
+
+
 def test_the_seccomp_tables_agree_with_the_kernel_headers() -> None:
     headers = {
         "x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
