@@ -101,12 +101,18 @@ LOG_FORMAT = "%(asctime)s %(name)s %(levelname)s %(message)s"
 
 class LogFormatter(logging.Formatter):
     """Log lines that a stranger's text quoted in them cannot forge: each message made one printable line
-    (:func:`line`: no escape sequence, and no newline to start a line of its own); a traceback is the
-    arena's own and stays as it is."""
+    (:func:`line`: no escape sequence, and no newline to start a line of its own); a traceback keeps its
+    lines but is made printable too (:func:`text`: an exception's text may quote a program)."""
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         record.message = line(record.message, MAX_TEXT)
         return super().formatMessage(record)
+
+    def formatException(self, ei: Any) -> str:
+        return text(super().formatException(ei))
+
+    def formatStack(self, stack_info: str) -> str:
+        return text(super().formatStack(stack_info))
 
 
 def log_printably(level: int) -> None:

@@ -141,7 +141,7 @@ def test_a_log_line_quoting_a_program_cannot_forge_another_line_or_reach_the_ter
             "bot: its last output: %s", "ok\x1b]52;c;ZXZpbA==\x07\n2026-12-02 host INFO x@1 passed its preflight"
         )
         try:
-            raise ValueError("the arena's own")
+            raise ValueError("its last error output: \x1b]0;pwned\x07\rpreflight passed")
         except ValueError:
             log.exception("tending failed")
     finally:
@@ -150,3 +150,4 @@ def test_a_log_line_quoting_a_program_cannot_forge_another_line_or_reach_the_ter
     assert lines[0].endswith("bot: its last output: ok 2026-12-02 host INFO x@1 passed its preflight"), lines
     assert "\x1b" not in stream.getvalue() and "\x07" not in stream.getvalue()
     assert lines[1].endswith("tending failed") and lines[2] == "Traceback (most recent call last):"
+    assert lines[-2:] == ["ValueError: its last error output: ", "preflight passed"], lines  # no title, no overwrite
