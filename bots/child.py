@@ -132,6 +132,8 @@ class ChildProgram:
         """Held while a line is written (at most its deadline); the input is closed only under it."""
         self._closing = threading.Event()
         """Set by :meth:`stop`: a write waiting for room gives up at once."""
+        self._waiting = False
+        """A line is waiting for room in its input: the program has not read what it was given."""
         self._released = threading.Lock()
         """Taken once, by the first stop to finish: its launcher is released once."""
         reading, self._input = os.pipe()  # ours, not Popen's buffered writer: a write never blocks us
@@ -147,12 +149,12 @@ class ChildProgram:
                 )
             finally:
                 os.close(reading)
-        except (OSError, ChildError) as exc:
+        except BaseException as exc:  # whatever stopped the start (a launcher's own error too): nothing is left
             os.close(self._input)
             self.launcher.close()
-            if isinstance(exc, ChildError):
-                raise
-            raise ChildError(f"cannot start {self.argv[0]}: {exc}") from None
+            if isinstance(exc, OSError):
+                raise ChildError(f"cannot start {self.argv[0]}: {exc}") from None
+            raise
         os.set_blocking(self._input, False)
         threading.Thread(target=self._read_stdout, daemon=True, name=f"child-{self.proc.pid}-out").start()
         threading.Thread(target=self._read_stderr, daemon=True, name=f"child-{self.proc.pid}-err").start()
@@ -222,7 +224,11 @@ class ChildProgram:
                 return "closed"
             if wait <= 0:
                 return "late"
-            select.select([], [self._input], [], min(wait, WAKE_S))
+            self._waiting = True
+            try:
+                select.select([], [self._input], [], min(wait, WAKE_S))
+            finally:
+                self._waiting = False
         return "written"
 
     def _kill(self, why: str = "") -> None:
@@ -283,7 +289,7 @@ class ChildProgram:
         """The first half of :meth:`stop`: its input closed, a stuck program killed (several programs
         can be stopped at once: begin each, then finish each, with one grace period for all)."""
         self._closing.set()
-        if self._writing.locked():  # a write is waiting for room (or about to give up): it is not reading
+        if self._waiting:  # a line is waiting for room: it is not reading (a write in progress takes microseconds)
             self._kill("it was stopped while it was not reading its input")
         self._close_input()  # a waiting write gives up within WAKE_S once _closing is set
 
