@@ -35,7 +35,7 @@ from collections.abc import Callable
 
 from engine_service.limits import peer_address
 
-KEEP_S = 600.0
+KEEP_S = 60.0
 """An entry not announced again within this is forgotten (the relay announces every third of it)."""
 MAX_ENTRIES = 20_000
 """Relayed connections remembered at once; past it the one announced longest ago is forgotten."""
