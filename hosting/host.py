@@ -66,6 +66,7 @@ from store.versions import Version, Versions, split_version
 
 from . import preflight, sdk
 from .build import BUILD_TIMEOUT_S, build, is_built, version_dir
+from .jobs import Jobs
 from .manifest import Manifest, ManifestError
 from .meter import CpuMeter, CpuTally
 from .runners import ClientRunner, HostedProgram, Runner, ServiceRunner
@@ -100,62 +101,6 @@ JOBS_GRACE_S = 3.0
 """How long a stopping host waits for its builds and preflights to notice (a build checks every second)."""
 STOP_GRACE_S = 6.0
 """How long a stopping host waits for its bots to stop (all at once; a gRPC program gets 3 s to exit)."""
-
-
-class Jobs:
-    """Builds, or preflights: each on a daemon thread of its own, at most ``size`` at once.
-
-    The host starts one only when :meth:`room` says so (a job never waits in a queue here: its version
-    waits in Redis, in its state, for the next pass), and a job that hangs never keeps a stopping host's
-    process alive.
-    """
-
-    def __init__(self, kind: str, size: int) -> None:
-        if size < 1:
-            raise ValueError(f"{kind}: at least one at a time, not {size}")
-        self.kind, self.size = kind, size
-        self.running: dict[str, Future[None]] = {}
-        """version -> its job, while it runs."""
-
-    def _prune(self) -> None:
-        self.running = {name: job for name, job in self.running.items() if not job.done()}
-
-    def room(self, version: str) -> bool:
-        """Whether a job for ``version`` may start now: a slot is free and no other version of its bot has a job."""
-        self._prune()
-        if version in self.running or len(self.running) >= self.size:
-            return False
-        bot = _bot_of(version)
-        return not any(_bot_of(name) == bot for name in self.running)
-
-    def start(self, version: str, work: Callable[[], None]) -> Future[None]:
-        job: Future[None] = Future()
-        job.set_running_or_notify_cancel()
-
-        def run() -> None:
-            try:
-                work()
-            except BaseException as exc:  # kept on the future; the host's loop logs it
-                job.set_exception(exc)
-            else:
-                job.set_result(None)
-
-        self.running[version] = job
-        threading.Thread(target=run, daemon=True, name=f"host-{self.kind}-{version}").start()
-        return job
-
-    def wait(self, deadline: float) -> list[str]:
-        """Wait for the running jobs until ``deadline`` (monotonic); the versions whose jobs still run."""
-        for job in list(self.running.values()):
-            with contextlib.suppress(Exception):
-                job.exception(timeout=max(deadline - time.monotonic(), 0.0))
-        self._prune()
-        return sorted(self.running)
-
-
-def _bot_of(version: str) -> str:
-    split = split_version(version)
-    return split[0] if split else version
 
 
 class Host:
