@@ -265,7 +265,7 @@ def api_output_visibility(reads: ReadsDep, bot: str, body: OutputVisibility, req
 async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
     _check_owner(reads, bot, request)
     quota: Quota = request.app.state.quota
-    reads.versions.check_rate(bot, quota)  # spam is refused before its upload is read
+    await run_in_threadpool(reads.versions.check_rate, bot, quota)  # spam is refused before its upload is read
     upload = bytearray()
     async for chunk in request.stream():
         upload.extend(chunk)
