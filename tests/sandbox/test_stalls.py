@@ -370,7 +370,8 @@ def _host_attacked(arena: Arena, work: Path, marker: str, hang_marker: str) -> N
     phase("stall league done")
 
     # SIGTERM while a line waits to be written to the staller (its input is full) and both builds hang.
-    league("stall-again", "staller@1", "rival-a", games=2, rules=("--rule", "deals=1", "--rule", "move_time_ms=3000"))
+    # A long move (6 s): the line that waits for room waits long enough that load cannot make SIGTERM miss it.
+    league("stall-again", "staller@1", "rival-a", games=2, rules=("--rule", "deals=1", "--rule", "move_time_ms=6000"))
     arena.spawn("league-stall-again", [*CLI, "league", "start", "stall-again", "--window", "1"])
     input_full(marker, 120)
     phase("staller input full")
@@ -379,7 +380,7 @@ def _host_attacked(arena: Arena, work: Path, marker: str, hang_marker: str) -> N
     no_answer = "gave no answer within the turn's"
     unanswered = host.text().count(no_answer)
     wait_for(lambda: host.text().count(no_answer) > unanswered, "the staller's last turn given up on", 60, 0.02)
-    time.sleep(1.0)
+    time.sleep(1.5)
     assert state("hang-a@1") == state("hang-b@1") == "building"
     signalled = time.monotonic()
     host.popen.send_signal(signal.SIGTERM)
