@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from arena_harness import ROOT, Arena
+from arena_harness import ROOT, Arena, readable_folder
 
 from bots.base import play_match
 from bots.bridge import BridgeError, ProgramBot
@@ -105,10 +104,8 @@ def run_cgroups() -> set[Path]:
 @pytest.fixture
 def tmp_path() -> Iterator[Path]:
     """A folder the sandbox's unprivileged user can read (pytest's own are private to root)."""
-    folder = Path(tempfile.mkdtemp(prefix="sandbox-test-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    with readable_folder("sandbox-test") as made:
+        yield made
 
 
 @pytest.fixture(autouse=True)

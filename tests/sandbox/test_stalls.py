@@ -21,11 +21,9 @@ import fcntl
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import termios
 import threading
 import time
@@ -135,10 +133,8 @@ def wait_for(ready: Callable[[], object], what: str, timeout: float, every: floa
 @pytest.fixture
 def folder() -> Iterator[Path]:
     """A folder the sandbox's unprivileged user can read (pytest's own are private to root)."""
-    made = Path(tempfile.mkdtemp(prefix="stalls-test-"))
-    made.chmod(0o755)
-    yield made
-    shutil.rmtree(made, ignore_errors=True)
+    with readable_folder("stalls-test") as made:
+        yield made
 
 
 # ----------------------------------------------------------------- the pieces
