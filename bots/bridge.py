@@ -49,7 +49,18 @@ END_S = 1.0
 
 
 class BridgeError(RuntimeError):
-    """The program's answer cannot be played (the SDK then answers the timeout play)."""
+    """The program's answer cannot be played (the SDK then answers the timeout play).
+
+    Its text (``str``) is for a log and may quote the program. Kept apart: ``reason``, what went wrong in
+    the arena's own words only (what anyone may be shown), and ``quoted``, the program's own words the
+    error is about (the answer it wrote), for its owner; its last error lines are the caller's to keep
+    (:attr:`bots.child.ChildProgram.stderr_tail`).
+    """
+
+    def __init__(self, message: str, reason: str | None = None, quoted: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
+        self.quoted = list(quoted)
 
 
 def _cards(mask: int) -> list[str]:
@@ -86,26 +97,41 @@ def turn_message(obs: Observation, time_left_ms: int, clock: str = "wall", time_
 
 def parse_answer(line: str, legal: Sequence[Play]) -> Play:
     """The play an answer line names: ``{"play": INDEX}`` into the legal plays, or ``{"play": "9C:AH,8H"}``."""
+    said = f"its answer: {line[:200]!r}"
+
+    def wrong(message: str, reason: str) -> BridgeError:
+        """The error for an answer that cannot be played: the answer is quoted, the reason is not."""
+        return BridgeError(message, reason, [said])
+
     try:
         answer = json.loads(line)
     except ValueError:
-        raise BridgeError(f"the answer is not JSON: {line[:200]!r}") from None
+        raise wrong(f"the answer is not JSON: {line[:200]!r}", "the answer was not JSON") from None
     if not isinstance(answer, dict) or "play" not in answer:
-        raise BridgeError(f'the answer must be an object with a "play": {line[:200]!r}')
+        raise wrong(f'the answer must be an object with a "play": {line[:200]!r}', 'the answer had no "play"')
     chosen = answer["play"]
     if isinstance(chosen, int) and not isinstance(chosen, bool):
         if not 0 <= chosen < len(legal):
-            raise BridgeError(f"play index {chosen} is out of range: there are {len(legal)} legal plays")
+            raise wrong(
+                f"play index {chosen} is out of range: there are {len(legal)} legal plays",
+                f"its play index was out of range: there are {len(legal)} legal plays",
+            )
         return legal[chosen]
     if isinstance(chosen, str):
         try:
             play = Play.parse(chosen)
         except ValueError as exc:
-            raise BridgeError(f"cannot read the play {chosen!r}: {exc}") from None
+            raise wrong(f"cannot read the play {chosen!r}: {exc}", "its play could not be read") from None
         if play not in legal:
-            raise BridgeError(f"{play} is not a legal play here; legal: {', '.join(map(str, legal))}")
+            raise wrong(
+                f"{play} is not a legal play here; legal: {', '.join(map(str, legal))}",
+                "it named a play that is not legal here",
+            )
         return play
-    raise BridgeError(f'"play" must be an index or a play such as "9C:AH,8H", not {chosen!r}')
+    raise wrong(
+        f'"play" must be an index or a play such as "9C:AH,8H", not {chosen!r}',
+        '"play" was neither an index nor a play such as "9C:AH,8H"',
+    )
 
 
 class ProgramBot(Bot):
@@ -150,14 +176,16 @@ class ProgramBot(Bot):
         if program is not None and program.alive():
             return program
         if program is not None:  # it has ended: release its run (a sandbox's cgroup) now
-            why = program.ended()
+            why = program.failure()
             program.stop(grace=0)
             self.program = None
             if self.starts > RESTARTS:
-                raise BridgeError(f"{why}; it was started {self.starts} times this game and is not started again")
+                again = f"it was started {self.starts} times this game and is not started again"
+                raise BridgeError(f"{why}; {again}", f"{why.reason}; {again}")
             log.warning("%s: %s; starting it again", self.name, why)
         elif self.starts > RESTARTS:
-            raise BridgeError(f"{self.argv[0]} was started {self.starts} times this game; it is not started again")
+            again = f"it was started {self.starts} times this game; it is not started again"
+            raise BridgeError(f"{self.argv[0]}: {again}", again)
         self.starts += 1
         self.owed = 0
         launcher = self.launcher() if self.launcher is not None else None
@@ -189,14 +217,15 @@ class ProgramBot(Bot):
                     line = program.read_line(ends - time.monotonic())
                     if line is None:
                         self.owed += 1
-                        raise BridgeError(f"{self.argv[0]} gave no answer within the turn's {remaining:.2f} s")
+                        late = f"it gave no answer within the turn's {remaining:.2f} s"
+                        raise BridgeError(f"{self.argv[0]}: {late}", late)
                     if self.owed:  # the late answer to an earlier turn
                         self.owed -= 1
                         continue
                     if line:
                         return parse_answer(line, observation.legal_plays)
             except ChildError as exc:
-                raise BridgeError(str(exc)) from None
+                raise BridgeError(str(exc), exc.reason) from None
 
     def end_match(self, result: Mapping[str, Any]) -> None:
         """Tell the program the result, close its input, and let it go (killed if it lingers, or if it

@@ -83,7 +83,16 @@ class Plain:
 
 
 class ChildError(RuntimeError):
-    """The program cannot answer: it exited, closed its output, flooded it, or was never started."""
+    """The program cannot answer: it exited, closed its output, flooded it, or was never started.
+
+    Its text (``str``) is for a log and may quote the program (its last error lines); ``reason`` is the
+    arena's own words only (how it ended, the sandbox's reason): what may be shown to anyone.
+    """
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
+        """Why, in the arena's own words (the whole message when it quotes nothing of the program's)."""
 
 
 def check_runnable(program: str, cwd: str | Path | None = None) -> None:
@@ -193,7 +202,8 @@ class ChildProgram:
         ends = time.monotonic() + max(timeout, 0.0)
         # A write takes microseconds unless it waits for room: a line is never queued behind one that waits.
         if not self._writing.acquire(timeout=min(max(timeout, 0.0), WAKE_S)):
-            raise ChildError(f"{self.argv[0]}: an earlier line to it is still waiting: it is not reading its input")
+            why = "an earlier line to it is still waiting: it is not reading its input"
+            raise ChildError(f"{self.argv[0]}: {why}", why)
         try:
             outcome = self._write(text.encode() + b"\n", ends)
         finally:
@@ -201,9 +211,12 @@ class ChildProgram:
         if outcome == "late" and not self._closing.is_set():
             self._kill(f"it stopped reading its input (a line to it found no room for {timeout:.2f} s): it was killed")
         if outcome == "closed" and self.alive():
-            raise ChildError(f"{self.argv[0]}: its input is closed (it is being stopped)")
+            raise ChildError(
+                f"{self.argv[0]}: its input is closed (it is being stopped)",
+                "its input is closed (it is being stopped)",
+            )
         if outcome != "written":
-            raise ChildError(self.ended())
+            raise self.failure()
 
     def _write(self, data: bytes, ends: float) -> str:
         """Write ``data`` to its input by ``ends`` (monotonic), under ``_writing``: ``written``, ``late``,
@@ -253,7 +266,7 @@ class ChildProgram:
             return None
         if line is _EOF:
             self._lines.put(_EOF)  # every later read says so too
-            raise ChildError(self.ended())
+            raise self.failure()
         assert isinstance(line, str)
         return line
 
@@ -261,7 +274,12 @@ class ChildProgram:
         return self.proc.poll() is None
 
     def ended(self) -> str:
-        """Why it cannot answer, with its exit status and last error lines."""
+        """Why it cannot answer, with its exit status and last error lines (a log's line)."""
+        return str(self.failure())
+
+    def failure(self) -> ChildError:
+        """Why it cannot answer, as an error: its text quotes its last error lines, its ``reason`` does not
+        (its exit status, the sandbox's reason, or why the arena ended it)."""
         try:
             status = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
@@ -275,7 +293,7 @@ class ChildProgram:
         if more := self.launcher.explain(status):
             why += f" ({more})"
         tail = " | ".join(self.stderr_tail)
-        return f"{self.argv[0]}: {why}" + (f"; its last error output: {tail}" if tail else "")
+        return ChildError(f"{self.argv[0]}: {why}" + (f"; its last error output: {tail}" if tail else ""), why)
 
     def stop(self, grace: float = 1.0) -> None:
         """Close its input (the polite way to say: done), kill it if it has not exited after ``grace`` s,

@@ -7,8 +7,11 @@
   one sandbox, reaching the arena through a relayed socket (:mod:`hosting.relay`),
   with the SDKs lent read-only (:mod:`hosting.sdk`).
 
-Either way, what a program gets wrong becomes evidence on its version: its last
-lines of output and the sandbox's reason.
+Either way, what a program gets wrong becomes evidence on its version, in two
+parts kept apart: the reason, in the arena's own words only (its exit status, the
+sandbox's reason, "the answer was not JSON"), which anyone may read; and the
+program's own words (its last lines of output, the answer it wrote), which only its
+owner reads unless the owner shows them to everyone (:func:`web.queries.hosted_version`).
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from .relay import Relay
 
 log = logging.getLogger("tablanette.host")
 Evidence = Callable[[str, list[str]], None]
-"""Keeps a fault's reason and the program's last lines on its version."""
+"""Keeps a fault on its version: its reason (the arena's own words, never the program's) and the
+program's own words (its last lines, and the answer it wrote if that was the fault)."""
 TAIL_LINES = 40
 WITH_TOKEN = 'export TABLANETTE_TOKEN="$(cat /arena/token)" && exec "$@"'
 """The token reaches the program from a file only it can read, never a command line (visible in ``ps``)."""
@@ -101,7 +105,8 @@ class ClientRunner:
 
 
 class HostedProgram(ProgramBot):
-    """A JSON-lines version's program for one game; its first failure of the game becomes evidence."""
+    """A JSON-lines version's program for one game; its first failure of the game becomes evidence: the
+    error's reason (the arena's words), and the program's last error lines with the answer it wrote."""
 
     def __init__(
         self,
@@ -127,7 +132,8 @@ class HostedProgram(ProgramBot):
         except BridgeError as exc:
             if not self.reported:
                 self.reported = True
-                self.on_fault(str(exc), list(self.last.stderr_tail) if self.last else [])
+                said = list(self.last.stderr_tail) if self.last else []
+                self.on_fault(exc.reason, said + exc.quoted)
             raise
 
 

@@ -123,7 +123,10 @@ class Version:
     preflight: dict[str, Any] = field(default_factory=dict)
     """The preflight's report: its league, games, and per bot games, timeouts, illegal plays, forfeits."""
     evidence: list[dict[str, Any]] = field(default_factory=list)
-    """What went wrong while hosted, newest first: ``{at, reason, output}`` (the program's last lines)."""
+    """What went wrong while hosted, newest first: ``{at, reason, output, reason_public}``: ``reason`` in
+    the arena's own words, ``output`` the program's own (its last lines, the answer it wrote);
+    ``reason_public`` marks a reason kept apart from the program's words (a fault kept before they were
+    kept apart lacks it: its reason may quote the program, and is its owner's to read only)."""
     output: list[str] = field(default_factory=list)
     """The last lines of its program's own output while hosted (kept fresh by its host every few seconds)."""
     output_at: float | None = None
@@ -323,8 +326,12 @@ class Versions:
         self.update(name, change)
 
     def add_evidence(self, name: str, reason: str, output: list[str]) -> None:
+        """Keep a fault: ``reason`` in the arena's own words only (anyone may read it: never a word of the
+        program's), ``output`` the program's own words (its owner's to read)."""
+
         def change(v: Version) -> None:
-            v.evidence.insert(0, {"at": time.time(), "reason": reason, "output": output[-MAX_OUTPUT:]})
+            fault = {"at": time.time(), "reason": reason, "output": output[-MAX_OUTPUT:], "reason_public": True}
+            v.evidence.insert(0, fault)
 
         self.update(name, change)
 

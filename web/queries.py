@@ -24,6 +24,9 @@ from store.versions import Version, VersionError, Versions
 
 SPARK_POINTS = 30
 CHART_POINTS = 400
+HIDDEN_REASON = "its program failed (the details are shown to its owner)"
+"""A fault's reason as the public reads it when the reason may quote the program (kept before reasons
+were kept apart from the program's words: :meth:`store.versions.Versions.add_evidence`)."""
 
 
 @dataclass(frozen=True)
@@ -192,13 +195,18 @@ def hosted_version(reads: Reads, bot: str, number: int, owner: bool = False) -> 
     """One version whole: its preflight report, evidence, and its leagues (with any quarantine and why);
     its program's own words (latest output, each fault's output, build log) only for its ``owner`` or
     when the owner shows them to everyone (``output_shown`` says which, ``owner`` whether the owner
-    asks; an empty text if not shown)."""
+    asks; an empty text if not shown). Everyone else reads of each fault its time and its reason, the
+    arena's own words (its exit status, the sandbox's reason, what was wrong with its answer); a fault
+    kept before its reason was kept apart from the program's words shows :data:`HIDDEN_REASON` instead."""
     name = f"{bot}@{number}"
     data = reads.versions.require(name).printable_json()
     public = reads.versions.output_public(bot)
     if not (owner or public):
         data["output"], data["build_log"] = [], ""
-        data["evidence"] = [{**e, "output": []} for e in data["evidence"]]
+        data["evidence"] = [
+            {**e, "output": [], "reason": e["reason"] if e.get("reason_public") else HIDDEN_REASON}
+            for e in data["evidence"]
+        ]
     playing = _leagues_of(reads, {name}).get(name, [])
     return {
         **data,

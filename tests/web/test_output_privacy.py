@@ -9,11 +9,21 @@ passed". A second record is written raw, as one kept before texts were cleaned.
 Then, as an outsider: the JSON and the HTML page without the key show none of
 it; with the owner key (a header, never in a URL) they show it cleaned; after
 the owner opts in, everyone sees it; the operator's CLI prints it all, cleaned.
+
+A fault's reason is served to everyone, so it must hold the arena's words only:
+"leaky" is a real JSON-lines program run by the host's own bridge
+(:class:`hosting.runners.HostedProgram`, its faults kept as a host keeps them),
+which writes a canary on its standard error and then fails a turn: an answer that
+is not JSON, a play that cannot be read (each with a canary of its own), an exit.
+The public sees the reasons without a canary; its owner and the operator see
+every canary, cleaned.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+import time
 import unicodedata
 import urllib.error
 import urllib.request
@@ -24,9 +34,15 @@ import pytest
 from arena_harness import new_arena
 from web_kit import DESKTOP, Site, open_tab
 
+from bots.bridge import BridgeError
+from bots.child import Plain
+from bots.sdk import Clock
 from cli.local import CLI, free_port
+from engine_service.rules import Match, Rules
+from hosting.runners import HostedProgram
 from store.keys import Keys
 from store.versions import Version, Versions
+from web.queries import HIDDEN_REASON
 
 ESC = "\x1b"
 OUTPUT = [
@@ -241,3 +257,102 @@ def test_the_bot_and_league_pages_json_is_printable_too(site: tuple[Site, str]) 
     status, bot = get(s, "/api/bots/noisy")
     assert status == 200 and printable(json.dumps(bot, ensure_ascii=False))
     assert {v["note"] for v in bot["versions"]} == {"ok", "old note"}
+
+
+LEAKY = """\
+import json, sys, time
+mode = sys.argv[1]
+for line in sys.stdin:
+    if json.loads(line)["type"] != "turn":
+        continue
+    print(f"stderr-canary-{mode}\\x1b]0;owned\\x07 Traceback", file=sys.stderr, flush=True)
+    time.sleep(0.5)  # its error line is read before its answer fails
+    if mode == "exit":
+        sys.exit(3)
+    if mode == "garbage":
+        print("answer-canary-garbage \\x1b[2K{not json", flush=True)
+    else:
+        print(json.dumps({"play": "answer-canary-play"}), flush=True)
+"""
+MODES = {
+    "garbage": "the answer was not JSON",
+    "play": "its play could not be read",
+    "exit": "it exited with status 3",
+}
+CANARIES = ("stderr-canary-", "answer-canary-")
+
+
+@pytest.fixture(scope="module")
+def leaky(site: tuple[Site, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """leaky@1, its faults kept by the host's bridge from a real program's three failed turns; its owner key."""
+    s, _ = site
+    work = tmp_path_factory.mktemp("leaky")
+    (work / "bot.toml").write_text('language = "python"\nprotocol = "jsonlines"\nrun = ["python3", "bot.py"]\n')
+    (work / "bot.py").write_text(LEAKY)
+    out = s.cli("bot", "submit", str(work), "--name", "leaky")
+    key = next(line for line in out.splitlines() if line.startswith("tbo_"))
+    versions = Versions(s.arena.redis, s.arena.prefix)
+    rules = Rules.preset("tablic-pagat")
+    for mode in MODES:  # one game each: a game's first fault is kept
+        bot = HostedProgram(
+            [sys.executable, str(work / "bot.py"), mode],
+            "leaky@1",
+            lambda: Plain(work),
+            lambda reason, output: versions.add_evidence("leaky@1", reason, output),  # as the host keeps it
+        )
+        match = Match(rules, f"leaky-{mode}")
+        bot.new_match(rules, match.turn)
+        with pytest.raises(BridgeError) as err:
+            bot.choose(match.observation(match.turn), Clock(5000))
+        assert f"-canary-{mode}" in str(err.value)  # its log line (the operator's) quotes the program
+        bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    return key
+
+
+def test_a_faults_public_reason_holds_the_arenas_words_only(site: tuple[Site, str], leaky: str) -> None:
+    s, _ = site
+    started = time.monotonic()
+    status, public = get(s, "/api/bots/leaky/versions/1")
+    raw = json.dumps(public)
+    assert status == 200 and not public["output_shown"], public
+    assert [e["reason"] for e in public["evidence"]] == list(reversed(MODES.values())), public["evidence"]
+    assert not any(canary in raw for canary in CANARIES), raw
+    assert all(e["output"] == [] for e in public["evidence"])
+
+    status, mine = get(s, "/api/bots/leaky/versions/1", leaky)
+    assert status == 200 and mine["owner"]
+    assert [e["reason"] for e in mine["evidence"]] == list(reversed(MODES.values()))
+    said = {mode: e["output"] for mode, e in zip(reversed(MODES), mine["evidence"], strict=True)}
+    for mode, lines in said.items():
+        assert f"stderr-canary-{mode} Traceback" in lines, lines  # its error line, the escape gone
+        assert all(printable(line) for line in lines), lines
+    assert any("answer-canary-garbage" in line and line.startswith("its answer: ") for line in said["garbage"])
+    assert any("answer-canary-play" in line for line in said["play"])
+    assert not any("answer-canary" in line for line in said["exit"])
+
+    printed = s.cli("bot", "version", "leaky@1", "--log")  # the operator's
+    assert printable(printed) and "the answer was not JSON" in printed, printed
+    for canary in ("stderr-canary-garbage", "answer-canary-garbage", "stderr-canary-exit", "answer-canary-play"):
+        assert canary in printed, printed
+
+    # a fault kept before reasons were kept apart (its reason may quote the program): its owner's only
+    status, old = get(s, "/api/bots/noisy/versions/2")
+    assert [e["reason"] for e in old["evidence"]] == [HIDDEN_REASON]
+    assert [e["reason"] for e in get(s, "/api/bots/noisy/versions/2", site[1])[1]["evidence"]] == ["it exited"]
+    print(f"public and owner views of a leaky program's faults checked in {time.monotonic() - started:.1f} s")
+
+
+def test_a_faults_page_shows_no_canary_to_the_public(browser: Any, site: tuple[Site, str], leaky: str) -> None:
+    s, _ = site
+    with open_tab(browser, s, DESKTOP) as tab:
+        page = tab.open("/bots/leaky/versions/1")
+        page.wait_for_selector('[data-testid="fault-reason"]')
+        body = page.locator("body").inner_text()
+        assert "the answer was not JSON" in body and "it exited with status 3" in body, body
+        assert not any(canary in body for canary in CANARIES), body
+        assert not any(canary in page.content() for canary in CANARIES)
+        tab.testid("owner-view-key").fill(leaky)
+        tab.testid("owner-view-button").click()
+        page.wait_for_selector('[data-testid="fault-output"]')
+        shown = " ".join(tab.testid("fault-output").all_inner_texts())
+        assert "stderr-canary-garbage" in shown and "answer-canary-garbage" in shown, shown
