@@ -26,7 +26,15 @@ one is registered and seated, and across replicas the registration is a
 compare-and-set in Redis (:meth:`SessionRegistry.claim`: the entry is written
 only if the bot has none, or has exactly the session this Hello was judged to
 replace). So of N Hellos with one token at once, on any replicas, exactly one
-opens a session and N-1 are refused with ALREADY_EXISTS.
+opens a session and N-1 are refused with ALREADY_EXISTS (while N is within the
+token's Hello burst, ``TABLANETTE_TOKEN_HELLO_BURST``: past it, RESOURCE_EXHAUSTED).
+A refusal is audited after the lock is let go, so the refused do not queue behind
+each other's audit writes.
+
+A client that goes away while its claim is in flight (its stream's task is
+cancelled) cannot leave the entry behind: the claim runs on, shielded, and once it
+is over the entry is released (if it is still this session's), in a task the
+holder keeps. Once ``seat`` has run, the stream's own clean-up releases it.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -49,6 +58,7 @@ from store.audit import AsyncAuditLog
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 
+log = logging.getLogger("tablanette.admission")
 NAME_CHARS = 64
 TOKEN_CHARS = 256
 T = TypeVar("T")
@@ -62,6 +72,11 @@ class Holder(Protocol):
         ...
 
     def streams_from(self, address: str) -> int: ...
+
+    def release(self, entry: SessionEntry, after: asyncio.Future[str | None] | None = None) -> None:
+        """Delete the bot's registry entry if it is still ``entry``'s session, in a task of the holder's
+        own, once ``after`` (a claim of it still under way) is over."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -176,33 +191,47 @@ class Admission:
         if holder.streams_from(peer) >= self.settings.max_streams_per_address:
             why = f"{self.settings.max_streams_per_address} bot streams from {peer} already"
             await self.refuse_busy(context, peer, why, 5.0)
+        entry = SessionEntry(
+            name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games)
+        )
         async with self.locks.hold(name):
-            replaces = await self._takeover(name, context, peer, holder)
-            entry = SessionEntry(
-                name, self.settings.advertise, secrets.token_hex(8), hello.version, max(1, hello.max_games)
-            )
-            held = await self.registry.claim(entry, replaces)
-            if held is not None:  # another replica registered a session of the bot since we looked
-                await self._already(context, peer, name, held)
-            seated = seat(Admitted(entry, digest, replaces))
+            held, replaces = await self._takeover(name, holder)
+            if held is None:  # a claim that loses names the session another replica registered since we looked
+                held = await self._claim(entry, replaces, holder)
+            if held is None:
+                seated = seat(Admitted(entry, digest, replaces))
+        if held is not None:  # refused with the lock let go: the other Hellos of the bot need not wait for the audit
+            await self._already(context, peer, name, held)
         fields = {"peer": peer, "bot": name, "version": hello.version, "session": entry.session_id}
         await self.audit.record("takeover" if replaces else "login", **fields, replaces=replaces)
         return seated
 
-    async def _takeover(self, bot: str, context: grpc.aio.ServicerContext, peer: str, holder: Holder) -> str | None:
-        """The quiet session this Hello may replace; or a refusal while the bot's session is live."""
+    async def _takeover(self, bot: str, holder: Holder) -> tuple[str | None, str | None]:
+        """(the bot's live session, which refuses this Hello; the quiet session this Hello may replace): at most
+        one of them, or neither when the bot has no session."""
         here = holder.local_session(bot)
         if here is not None:
             session, live = here
-            if live:
-                await self._already(context, peer, bot, session)
-            return session
+            return (session, None) if live else (None, session)
         entry = await self.registry.lookup(bot)
         if entry is None or entry.replica == self.settings.advertise:
-            return entry.session_id if entry else None  # ours, and gone: a replica restarted on this address
+            return None, entry.session_id if entry else None  # ours, and gone: a replica restarted on this address
         if await self.probe(entry):
-            await self._already(context, peer, bot, entry.session_id)
-        return entry.session_id
+            return entry.session_id, None
+        return None, entry.session_id
+
+    async def _claim(self, entry: SessionEntry, replaces: str | None, holder: Holder) -> str | None:
+        """:meth:`SessionRegistry.claim`, whose outcome no cancellation can lose: if the Hello's task is
+        cancelled (its client went away) or the claim fails, Redis may have written the entry all the same,
+        so the holder releases it once the claim is over."""
+        claim = asyncio.ensure_future(self.registry.claim(entry, replaces))
+        try:
+            return await asyncio.shield(claim)
+        except BaseException as exc:
+            why = "its client left" if isinstance(exc, asyncio.CancelledError) else f"it failed ({exc})"
+            log.info("bot %s: session %s is released, %s while it was being claimed", entry.bot, entry.session_id, why)
+            holder.release(entry, after=claim)
+            raise
 
     async def _already(self, context: grpc.aio.ServicerContext, peer: str, bot: str, session: str) -> NoReturn:
         why = (

@@ -289,6 +289,7 @@ class Gateway:
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
         granted = [f for f in FEATURES if f in first.hello.features]
+        seated: list[BotConnection] = []
 
         def seat(admitted: Admitted) -> BotConnection:
             trips = RoundTrips(self.round_trips.get(admitted.entry.bot))  # the bot's last estimate here, if any
@@ -298,9 +299,15 @@ class Gateway:
             self._seat(conn)
             # However the call ends, its cleanup runs: also when gRPC never resumes this generator again.
             context.add_done_callback(lambda _: self._gone(conn))
+            seated.append(conn)
             return conn
 
-        conn = await self.admission.admit(first, context, peer, self, seat)
+        try:
+            conn = await self.admission.admit(first, context, peer, self, seat)
+        except BaseException:
+            if seated:  # seated, then cancelled while its login was audited
+                self._gone(seated[0])
+            raise
         name = conn.entry.bot
         try:  # from here on, every way out (a cancel mid-Welcome included) runs the cleanup below
             conn.writing_since = time.monotonic()  # a bot that never reads is cut by the upkeep (stalled)
@@ -376,14 +383,21 @@ class Gateway:
         if self.connections.get(name) is conn:
             del self.connections[name]
             self.disconnected_at[name] = time.monotonic()
-            release = asyncio.get_running_loop().create_task(self._release(conn.entry))
-            self.releasing.add(release)
-            release.add_done_callback(self.releasing.discard)
+            self.release(conn.entry)
         log.info("bot %s disconnected (session %s)", name, conn.entry.session_id)
 
-    async def _release(self, entry: SessionEntry) -> None:
-        """Delete the bot's registry entry if it is still this session's, trying again after a Redis error
-        until the entry's TTL would have ended it anyway."""
+    def release(self, entry: SessionEntry, after: asyncio.Future[str | None] | None = None) -> None:
+        """Delete the bot's registry entry if it is still ``entry``'s session, once ``after`` (admission's claim
+        of it, still under way when its Hello was cancelled) is over: in a task kept in :attr:`releasing`."""
+        task = asyncio.get_running_loop().create_task(self._release(entry, after))
+        self.releasing.add(task)
+        task.add_done_callback(self.releasing.discard)
+
+    async def _release(self, entry: SessionEntry, after: asyncio.Future[str | None] | None = None) -> None:
+        """Delete the bot's registry entry if it is still this session's (after ``after``), trying again after
+        a Redis error until the entry's TTL would have ended it anyway."""
+        if after is not None:
+            await asyncio.wait([after])  # its outcome does not matter: only this session's entry is deleted
         until = time.monotonic() + self.settings.session_ttl_ms / 1000
         pause = 0.05
         while True:

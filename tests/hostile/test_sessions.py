@@ -8,6 +8,9 @@ Against real engine service processes on free ports and the real Redis:
 - clients that half-close their stream and die, and clients SIGKILLed in bulk
   (processes of :mod:`session_clients`), leave no session in the registry: every
   entry is gone within 5 s, though the registry's TTL is 30 s here;
+- a client that leaves while its Hello's claim is in flight (Redis has written
+  the entry, its answer is still on the way: a relay in front of Redis holds it
+  back) leaves no session either;
 - 13,000 streams that never say Hello come and go (from several processes) while
   the engine's resident memory stays within 64 MB of its start: a stream is
   refused at once past ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` and ended after
@@ -25,12 +28,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import grpc
 import pytest
 from arena_harness import Arena, new_arena
+from redis_stall import StallingRelay
 from service_kit import wait_until
 
 from cli.local import Child
@@ -261,6 +266,55 @@ def test_clients_killed_in_bulk_leave_no_session(
     name = next(iter(bots))  # and the engine agrees they are gone: a client may log in again at once
     session = asyncio.run(hello_burst([port], bots[name], name))
     assert session[0][0] == "welcome", session
+
+
+async def until(ok: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not ok():
+        assert time.monotonic() < deadline, f"waited {timeout:g} s for {what}"
+        await asyncio.sleep(0.02)
+
+
+def test_a_client_gone_while_its_claim_is_in_flight_leaves_no_session(arena: Arena) -> None:
+    """The engine reaches Redis through a relay that holds back the answer to the bot's registry claim: the
+    claim has written the entry, the client cancels its stream, and only then does the answer arrive. The
+    entry must be gone within 5 s, though its TTL is a minute."""
+    url = urlsplit(arena.redis_url)
+    relay = StallingRelay((url.hostname or "127.0.0.1", url.port or 6379))
+    userinfo, at, _ = url.netloc.rpartition("@")
+    via_relay = urlunsplit(url._replace(netloc=f"{userinfo}{at}127.0.0.1:{relay.port}"))
+    engine, port = arena.start_engine("engine-stall", TABLANETTE_REDIS_URL=via_relay, TABLANETTE_SESSION_TTL_MS="60000")
+    name = "stall-victim"
+    key = Keys(arena.prefix).session(name)
+    try:
+        warm = asyncio.run(hello_burst([port], arena.add_bot("stall-warm"), "stall-warm"))  # Redis knows the script
+        assert warm[0][0] == "welcome", warm
+        token = arena.add_bot(name)
+        relay.arm(b"EVALSHA", key.encode())
+
+        async def hello_then_leave() -> None:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                call = arena_pb2_grpc.BotGatewayStub(channel).Connect()
+                await call.write(apb.BotMessage(hello=apb.Hello(token=token, bot_name=name, version="stall")))
+                await until(lambda: relay.held.is_set() and arena.redis.exists(key) == 1, 10, "the claim to run")
+                call.cancel()
+                left = "its client left while it was being claimed"
+                await until(lambda: relay.dropped.is_set() or left in engine.text(), 10, "the engine to see it")
+
+        asyncio.run(hello_then_leave())
+        relay.unstall()  # the claim's answer (the entry was written) reaches the engine now
+        started = time.monotonic()
+        while arena.redis.exists(key) and time.monotonic() - started < GONE_WITHIN_S:
+            time.sleep(0.05)
+        gone = time.monotonic() - started
+        assert not arena.redis.exists(key), (
+            f"the entry outlived its client by {gone:.1f} s ({arena.redis.pttl(key)} ms to live)"
+        )
+        assert f"bot {name} connected" not in engine.text(), "the client left only after it was seated"
+        print(f"a client gone during its claim: its entry deleted {gone * 1000:.0f} ms after the claim's answer came")
+    finally:
+        engine.stop()
+        relay.close()
 
 
 # ------------------------------------------------------------------ streams that never say Hello
