@@ -317,8 +317,9 @@ class Host:
             log.error("host %s: cannot start %s: %s", self.name, name, exc)
             self.starts[name] = (now, ends + 1)  # tried again after the same pauses as a program that ends
             self.ended[name] = self.ended.get(name, 0) + 1
-            if split_version(name):
-                self.versions.add_evidence(name, f"the host could not start it: {exc}", [])
+            if split_version(name):  # its manifest's fault is its owner's to read; the host's own stays in the log
+                why = str(exc) if isinstance(exc, ManifestError) else "the host's own fault (the host's log says which)"
+                self.versions.add_evidence(name, f"the host could not start it: {why}", [])
 
     def _stop_soon(self, name: str) -> threading.Thread:
         """:meth:`_stop_running` on a thread of its own (a host stops its bots all at once)."""
