@@ -35,6 +35,7 @@ from bench.kit import temp_arena  # noqa: E402
 from cli.local import LocalArena as Arena  # noqa: E402
 from store.codec import text  # noqa: E402
 from store.keys import Keys  # noqa: E402
+from store.results import stored_record  # noqa: E402
 
 
 def _cli(arena: Arena, *args: str) -> None:
@@ -53,7 +54,7 @@ def bench_league(arena: Arena, bots: list[str], games: int, name: str = "bench")
     finished = [float(arena.redis.hget(keys.match(m), "finished_at") or 0) for m in ids]
     elapsed = max(finished) - min(queued)  # first enqueue to last commit, CLI start-up excluded
     raw = arena.redis.hgetall(keys.records)
-    moves = sum(len(d["plays"]) for rec in raw.values() for d in json.loads(rec)["deals"])
+    moves = sum(len(d["plays"]) for rec in raw.values() for d in stored_record(rec, "bench")["deals"])
     return elapsed, len(raw), moves
 
 

@@ -19,6 +19,7 @@ Both scripts are registered once per client and name every key they touch in
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,8 +27,11 @@ from typing import Any
 import redis
 
 from engine_service.rules import GameRecord, Rules
+from engine_service.rules.compact import CompactRecordError, encode
 
 from .keys import LeagueKeys
+
+log = logging.getLogger("tablanette.store")
 
 MATCH_STATES = ("queued", "running", "failed")
 """The states a match moves through before it is done (each has a set of match ids)."""
@@ -158,8 +162,11 @@ class Ledger:
         initial: float,
         lease_token: str = "",
         unit: str = "",
+        times_ms: Sequence[int] | None = None,
     ) -> bool:
         """Store a finished match once; False if it was already stored.
+
+        The record is stored compact (:func:`record_value`), with ``times_ms``, each play's move time.
 
         With ``lease_token``, raises :class:`NotLeaseHolder` unless that token
         still holds the match's lease. ``unit`` names the mirrored group the match
@@ -180,9 +187,9 @@ class Ledger:
             "p": placed,
             "s": record["score"],
         }
-        args: list[str | int | float] = [
+        args: list[str | bytes | int | float] = [
             match_id,
-            json.dumps(record, separators=(",", ":")),
+            record_value(record, times_ms),
             json.dumps(result),
             json.dumps(list(bots)),
             json.dumps(teams),
@@ -200,6 +207,23 @@ class Ledger:
         if stored < 0:
             raise NotLeaseHolder(f"match {match_id} of league {keys.league}: this runner no longer holds its lease")
         return stored == 1
+
+
+def record_value(record: GameRecord, times_ms: Sequence[int] | None = None) -> bytes:
+    """What the ledger stores for a record: its compact blob (:mod:`engine_service.rules.compact`).
+
+    A record the compact form cannot rebuild exactly (never one the engine wrote) is stored as its
+    JSON instead, which every reader still reads (:meth:`store.results.LeagueResults.record`).
+    """
+    plays = sum(len(d["plays"]) for d in record["deals"])
+    if times_ms is not None and len(times_ms) != plays:
+        log.warning("record %s: %d move times for %d plays; stored without them", record["id"], len(times_ms), plays)
+        times_ms = None
+    try:
+        return encode(record, times_ms)
+    except CompactRecordError as exc:
+        log.warning("record stored as JSON: %s", exc)
+        return json.dumps(record, separators=(",", ":")).encode()
 
 
 def mirror_unit(seed: str, bots: Sequence[str]) -> str:

@@ -16,8 +16,10 @@ from typing import Any
 
 import redis
 
-from engine_service.rules import GameRecord, parse_record
+from engine_service.rules import GameRecord, RecordError, parse_record
+from engine_service.rules.compact import decode, decode_full, is_compact
 
+from .archive import ARCHIVE_FIELD, SHELF, ArchivedLeague
 from .codec import text, text_map
 from .keys import Keys, LeagueKeys
 from .leagues import LeagueError
@@ -226,18 +228,76 @@ class LeagueResults:
     # --------------------------------------------------------- records
 
     def record(self, league_id: str, match_id: str) -> GameRecord | None:
-        """The match's game record, or None if it has not finished."""
+        """The match's game record, or None if it has not finished.
+
+        The ledger stores it compact (:mod:`engine_service.rules.compact`), older leagues as JSON:
+        either way this is the same record, and :class:`RecordError` names the league and match of
+        one that does not decode.
+        """
         raw = self.r.hget(self.keys(league_id).records, match_id)
-        return None if raw is None else parse_record(json.loads(raw))
+        if raw is None and (archived := self.archived(league_id)) is not None:
+            return archived.record(match_id)
+        return None if raw is None else stored_record(raw, f"league {league_id}, match {match_id}")
+
+    def move_times(self, league_id: str, match_id: str) -> tuple[int, ...] | None:
+        """Each play's move time in ms, in play order (None: not finished, or no times were kept)."""
+        raw = self.r.hget(self.keys(league_id).records, match_id)
+        if raw is None and (archived := self.archived(league_id)) is not None:
+            return archived.move_times(match_id)
+        if not isinstance(raw, bytes) or not is_compact(raw):
+            return None
+        try:
+            return decode_full(raw).times_ms
+        except RecordError as exc:
+            raise RecordError(f"league {league_id}, match {match_id}: {exc}") from None
 
     def records(self, league_id: str) -> Iterator[GameRecord]:
         """Finished records in plan order (a few hundred per round trip)."""
         keys = self.keys(league_id)
+        if (archived := self.archived(league_id)) is not None:
+            yield from self._archived_records(league_id, archived)
+            return
         ids = self.r.lrange(keys.plan, 0, -1)
         for start in range(0, len(ids), 500):
-            for raw in self.r.hmget(keys.records, ids[start : start + 500]):
+            batch = ids[start : start + 500]
+            for mid, raw in zip(batch, self.r.hmget(keys.records, batch), strict=True):
                 if raw is not None:
-                    yield parse_record(json.loads(raw))
+                    yield stored_record(raw, f"league {league_id}, match {text(mid)}")
+
+    # --------------------------------------------------------- archived leagues (store/archive.py)
+
+    def archived(self, league_id: str) -> ArchivedLeague | None:
+        """The league's archive once it is archived (its records then leave Redis), else None."""
+        folder = self.r.hget(self.keys(league_id).meta, ARCHIVE_FIELD)
+        return None if folder is None else SHELF.open(text(folder))
+
+    def _archived_records(self, league_id: str, archived: ArchivedLeague) -> Iterator[GameRecord]:
+        """An archived league's records in plan order: from the archive, or from Redis for a match the
+        archive lacks (one committed after archiving)."""
+        keys = self.keys(league_id)
+        ids = [text(m) for m in self.r.lrange(keys.plan, 0, -1)]
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            for mid, raw in zip(batch, self.r.hmget(keys.records, batch), strict=True):
+                rec = archived.record(mid)
+                if rec is not None:
+                    yield rec
+                elif raw is not None:
+                    yield stored_record(raw, f"league {league_id}, match {mid}")
+
+
+def stored_record(raw: bytes | str, where: str) -> GameRecord:
+    """A record as the ledger stored it: a compact blob, or JSON (``{...}``, as older leagues hold).
+
+    :class:`RecordError` names ``where`` (the league and match) when it does not decode.
+    """
+    data = raw.encode() if isinstance(raw, str) else raw
+    try:
+        return parse_record(decode(data) if is_compact(data) else json.loads(data))
+    except RecordError as exc:
+        raise RecordError(f"{where}: {exc}") from None
+    except ValueError as exc:  # not JSON, not UTF-8
+        raise RecordError(f"{where}: the stored record is neither compact nor JSON: {exc}") from None
 
 
 def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:

@@ -170,6 +170,7 @@ def _attempt(
             league.initial,
             lease_token=lease.token,
             unit=mirror_unit(seed, seats),
+            times_ms=outcome.times_ms,
         )
     except NotLeaseHolder as exc:
         raise LeaseLost(str(exc)) from None

@@ -62,6 +62,8 @@ class MatchOutcome:
     seconds: float
     moves: int
     extra: dict[str, Any] = field(default_factory=dict)
+    times_ms: list[int] | None = None
+    """Each play's move time in ms (the response's ``used_ms``), in play order; the ledger keeps them."""
 
 
 class BotUnavailable(RuntimeError):
@@ -102,6 +104,8 @@ class MatchRunner:
         self.latency_credit_ms = latency_credit_ms
         self.time_bank_ms = time_bank_ms
         self.replica_matches = replica_matches
+        self._times: dict[int, list[int]] = {}
+        """Move times of the matches being played, by ``id`` of their :class:`Match`."""
         self.registry = SessionRegistry(redis, prefix, ttl_ms=15_000)
         self.prefix = prefix
         self.grace_ms = grace_ms
@@ -149,26 +153,31 @@ class MatchRunner:
         labels = await self.labels(bots)
         started = time.monotonic()
         match = Match(rules, seed)
-        conduct = [SeatConduct() for _ in bots]
-        clock = MatchClock(rules.move_time_ms, self.time_bank_ms, rules.players)
-        game = game_started(rules, labels, game_id)
-        turn_id, fault, on_replica = 0, None, 0
-        if self.replica_matches:
-            turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct, clock)
-            on_replica = turn_id
-        turns = TurnBuilder(match, game_id)
-        while not match.is_over:
-            seat = match.turn
-            turn_id += 1
-            game.seat = seat
-            resp = await self._ask(bots[seat], game, clock.set_turn(turns.turn(turn_id), seat), fault)
-            fault = None
-            self._apply(match, seat, resp, conduct[seat], clock)
+        times = self._times[id(match)] = []
+        try:
+            conduct = [SeatConduct() for _ in bots]
+            clock = MatchClock(rules.move_time_ms, self.time_bank_ms, rules.players)
+            game = game_started(rules, labels, game_id)
+            turn_id, fault, on_replica = 0, None, 0
+            if self.replica_matches:
+                turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct, clock)
+                on_replica = turn_id
+            turns = TurnBuilder(match, game_id)
+            while not match.is_over:
+                seat = match.turn
+                turn_id += 1
+                game.seat = seat
+                resp = await self._ask(bots[seat], game, clock.set_turn(turns.turn(turn_id), seat), fault)
+                fault = None
+                self._apply(match, seat, resp, conduct[seat], clock)
+        finally:
+            self._times.pop(id(match), None)
         record = match_record(match, labels, game_id)
         if turn_id > on_replica:  # the replica announces a match it played to the end
             await self._announce_end(match, bots, game_id)
         moves = sum(len(d.plays) for d in match.deals)
-        return MatchOutcome(record, conduct, time.monotonic() - started, moves, {"turns_on_replica": on_replica})
+        extra = {"turns_on_replica": on_replica}
+        return MatchOutcome(record, conduct, time.monotonic() - started, moves, extra, times)
 
     async def _play_on_replica(
         self,
@@ -294,8 +303,12 @@ class MatchRunner:
     def _apply(
         self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct, clock: MatchClock | None = None
     ) -> None:
-        """Apply one turn's answer, from a replica's event or from RequestPlay."""
+        """Apply one turn's answer, from a replica's event or from RequestPlay (noting its move time)."""
+        deal, before = match.deal, len(match.deal.plays)
         apply_response(match, seat, resp, conduct, clock)
+        times = self._times.get(id(match))
+        if times is not None and (match.deal is not deal or len(deal.plays) > before):
+            times.append(max(int(resp.used_ms), 0))
 
     async def _announce_end(self, match: Match, bots: Sequence[str], game_id: str) -> None:
         assert match.result is not None

@@ -17,7 +17,7 @@ from engine_service.rules import verify_record
 from scheduler.league import plan_league, prepare
 from store.keys import LeagueKeys
 from store.leagues import LeagueStore
-from store.results import LeagueResults
+from store.results import LeagueResults, stored_record
 
 pytestmark = pytest.mark.slow
 
@@ -135,7 +135,7 @@ def test_a_worker_killed_mid_match_has_its_match_played_again_and_counted_once(a
     assert b"attempts" not in victim  # ... which the match is not charged for
     rows = LeagueResults(arena.redis, arena.prefix).ladder("kill")
     assert [r.games for r in rows] == [2, 2]  # ... and counted once
-    verify_record(json.loads(arena.redis.hget(keys.records, victim_mid)))
+    verify_record(stored_record(arena.redis.hget(keys.records, victim_mid), victim_mid))
 
 
 def test_a_stopped_scheduler_resumes_without_replaying_or_skipping(arena: Arena) -> None:

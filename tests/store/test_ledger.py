@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterator
 
@@ -14,6 +13,7 @@ from bots import make_bot, play_match
 from engine_service.rules import Rules, match_record
 from store.keys import LeagueKeys
 from store.ledger import Ledger
+from store.results import stored_record
 
 CLEAN = {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False}
 
@@ -47,7 +47,7 @@ def test_a_match_committed_twice_counts_once(ledger: tuple[redis.Redis, LeagueKe
     winner = rec["result"]["winner"]
     stats = {k.decode(): int(v) for k, v in client.hgetall(keys.stats("ab"[winner])).items() if k != b"last_played"}
     assert stats["games"] == 1 and stats["wins"] == 1 and stats["points"] == rec["score"][winner]
-    assert json.loads(client.hget(keys.records, "m1")) == rec
+    assert stored_record(client.hget(keys.records, "m1"), "m1") == rec
 
 
 @pytest.mark.parametrize(

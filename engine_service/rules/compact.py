@@ -1,0 +1,396 @@
+"""Compact game records: a finished match in about a hundred bytes, the JSON record derived from it.
+
+A :class:`~engine_service.rules.record_schema.GameRecord` spells out every card dealt and every
+play; all of it follows from the rules, the seed and, per play, which of the legal plays was
+made. :func:`encode` keeps only that (plus the record's id and players, how it ended, which plays
+were the engine's timeout plays, and optionally the time each move took); :func:`decode` replays
+the match with the engine and rebuilds the record, equal to the one encoded (the same
+:func:`~engine_service.rules.record.dumps` bytes). :func:`encode` checks that before it returns, so
+a record it cannot rebuild exactly is refused, never stored wrong.
+
+The format (version 1; docs/records.md, "Compact records", has the byte layout):
+
+- byte 0: ``0xC0 | version``; a stored record that starts with ``{`` is the JSON itself;
+- varints (LEB128) and strings (varint length, UTF-8): the preset (a one-byte code, or 255 and
+  its name), the rules' overrides as compact JSON (empty: none), the id, the seed (as the length
+  it shares with the id's start, then the rest), the players, how the match ended, the number of
+  plays, the positions of the timeout plays;
+- the play indexes as one mixed-radix number: play *i*, made among *n_i* legal plays in the
+  engine's canonical order (:meth:`Match.legal_plays`), is digit *i* of base *n_i*, so a match
+  costs ``ceil(sum(log2 n_i))`` bits, and a forced play (one legal play) nothing;
+- the move times, if kept: Exp-Golomb codes of milliseconds, of the order that packs them best;
+- 4 bytes: the CRC32 of everything before.
+
+Every way a blob can be wrong (truncated, corrupt, a newer version, plays that do not fit the
+match) raises :class:`CompactRecordError` naming what and where; a checksum mismatch is caught
+before anything is replayed.
+
+>>> from engine_service.rules.rules import Rules
+>>> from engine_service.rules.record import dumps, match_record
+>>> m = Match(Rules.preset("tablic", target=21), seed="doc")
+>>> while not m.is_over:
+...     _ = m.play(m.legal_plays()[-1])
+>>> rec = match_record(m, ["a", "b"], "doc/1")
+>>> blob = encode(rec)
+>>> len(blob) < len(dumps(rec)) // 20, dumps(decode(blob)) == dumps(rec)
+(True, True)
+>>> decode(blob[:-1])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+engine_service.rules.compact.CompactRecordError: compact record: checksum mismatch (...): the blob is corrupt...
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import RecordError, TablanetteError
+from .match import Match
+from .play import Play
+from .record import dumps, match_record
+from .record_schema import GameRecord
+from .rules import Rules
+
+VERSION = 1
+"""The compact format this module writes (and the newest it reads)."""
+MAGIC = 0xC0
+"""Byte 0 is ``MAGIC | VERSION``: never ``{`` (0x7B), so a reader tells a blob from a JSON record."""
+PRESET_CODES = ("tablic", "tablanette-1939", "tablic-pagat", "tablanette-ro", "pisti")
+"""Version 1's one-byte preset codes (fixed for good: a new preset is written by name, code 255)."""
+_BY_NAME = {name: code for code, name in enumerate(PRESET_CODES)}
+_NAMED = 255
+_END_NATURAL, _END_ABORTED, _END_FORFEIT = 0, 1, 2
+"""How a match ended (a byte): by its rules (target, deals, the 1000-deal abort), aborted, or 2 + the
+seat that forfeited."""
+
+
+class CompactRecordError(RecordError):
+    """A compact record that cannot be decoded (or a record that cannot be encoded), with what and where."""
+
+
+@dataclass(frozen=True)
+class CompactRecord:
+    """A decoded blob: the record, and each play's move time in ms (None when the blob keeps none)."""
+
+    record: GameRecord
+    times_ms: tuple[int, ...] | None
+
+
+def is_compact(raw: bytes) -> bool:
+    """Whether a stored record is a compact blob (else JSON, which starts with ``{``)."""
+    return bool(raw) and raw[0] & 0xF0 == MAGIC
+
+
+# ------------------------------------------------------------------ encode
+
+
+def encode(record: Mapping[str, Any] | GameRecord, times_ms: Sequence[int] | None = None) -> bytes:
+    """The compact blob of a record (and its plays' move times, one per play, in ms).
+
+    Raises :class:`CompactRecordError` if the record does not replay with the engine or would not
+    decode to exactly itself (e.g. its ``rules`` object is not in the engine's own form).
+    """
+    rid = record.get("id", "?") if isinstance(record, Mapping) else "?"
+    try:
+        blob = _encode(record, times_ms)
+    except CompactRecordError as exc:
+        raise CompactRecordError(f"record {rid}: {exc}") from None
+    except (TablanetteError, KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+        raise CompactRecordError(f"record {rid}: cannot encode: {exc}") from None
+    if dumps(decode(blob)) != dumps(record):
+        raise CompactRecordError(f"record {rid}: cannot encode: it would not decode to the same record")
+    return blob
+
+
+def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
+    players = list(record["players"])
+    rules_obj = dict(record["rules"])
+    if next(iter(rules_obj), None) != "preset":
+        raise CompactRecordError(f"rules {rules_obj} do not start with their preset")
+    name = rules_obj.pop("preset")
+    rules = Rules.from_record(record["rules"], players=len(players))
+    out = bytearray([MAGIC | VERSION])
+    code = _BY_NAME.get(name, _NAMED)
+    out.append(code)
+    if code == _NAMED:
+        _put_str(out, name)
+    _put_str(out, json.dumps(rules_obj, separators=(",", ":"), ensure_ascii=False) if rules_obj else "")
+    rid, seed = str(record["id"]), str(record["seed"])
+    _put_str(out, rid)
+    shared = _shared_prefix(rid, seed)
+    _put_varint(out, shared)
+    _put_str(out, seed[shared:])
+    _put_varint(out, len(players))
+    for p in players:
+        _put_str(out, p)
+    result = record["result"]
+    plays = [p for d in record["deals"] for p in d["plays"]]
+    match = Match(rules, seed)
+    digits: list[tuple[int, int]] = []
+    autos: list[int] = []
+    for i, p in enumerate(plays):
+        if match.is_over:
+            raise CompactRecordError(f"play {i}: the match is already over")
+        if p["seat"] != match.turn:
+            raise CompactRecordError(f"play {i}: seat {p['seat']} played but seat {match.turn} was to play")
+        play = Play.of(p["card"], p["captured"])
+        if p.get("auto"):
+            if play != match.timeout_play():
+                raise CompactRecordError(f"play {i}: automatic play {play} is not the engine's timeout play")
+            autos.append(i)
+            match.push(play, auto=True)
+            continue
+        legal = match.legal_plays()
+        try:
+            index = legal.index(play)
+        except ValueError:
+            raise CompactRecordError(f"play {i}: {play} is not a legal play") from None
+        digits.append((index, len(legal)))
+        match.push(play)
+    code = _END_NATURAL if match.is_over else _end_code(result)
+    if code < 0 or code >= _END_FORFEIT + rules.players:
+        raise CompactRecordError(f"result {dict(result)} does not follow from the plays")
+    out.append(code)
+    _put_varint(out, len(plays))
+    _put_varint(out, len(autos))
+    last = 0
+    for i in autos:
+        _put_varint(out, i - last)
+        last = i
+    number = 0
+    for index, n in reversed(digits):
+        number = number * n + index
+    _put_bytes(out, number.to_bytes((number.bit_length() + 7) // 8, "big"))
+    if times_ms is None:
+        out.append(0)
+    else:
+        if len(times_ms) != len(plays) or any(not isinstance(t, int) or t < 0 for t in times_ms):
+            raise CompactRecordError(f"times_ms must be {len(plays)} non-negative integers (one per play)")
+        order = min(range(24), key=lambda k: _golomb_bits(times_ms, k))
+        out.append(order + 1)
+        _put_bytes(out, _golomb_pack(times_ms, order))
+    out += zlib.crc32(out).to_bytes(4, "big")
+    return bytes(out)
+
+
+# ------------------------------------------------------------------ decode
+
+
+def decode(blob: bytes) -> GameRecord:
+    """The record a blob holds (:class:`CompactRecordError` if it cannot be decoded)."""
+    return decode_full(blob).record
+
+
+def decode_full(blob: bytes) -> CompactRecord:
+    """The record and the move times a blob holds (:class:`CompactRecordError` if it cannot be decoded)."""
+    reader = _Reader(_checked_body(bytes(blob)))
+    try:
+        return _decode(reader)
+    except CompactRecordError:
+        raise
+    except (TablanetteError, ValueError, UnicodeDecodeError) as exc:
+        raise CompactRecordError(f"compact record: {reader.where()}: {exc}") from None
+
+
+def _checked_body(blob: bytes) -> bytes:
+    if len(blob) < 6:
+        raise CompactRecordError(f"compact record: truncated: {len(blob)} bytes, fewer than any record takes")
+    head = blob[0]
+    if head & 0xF0 != MAGIC:
+        raise CompactRecordError(
+            f"compact record: byte 0 is 0x{head:02x}, not a compact record (0x{MAGIC:02x}-0x{MAGIC | 0xF:02x})"
+        )
+    stored, computed = int.from_bytes(blob[-4:], "big"), zlib.crc32(blob[:-4])
+    if head & 0x0F > VERSION:
+        raise CompactRecordError(f"compact record: version {head & 0x0F} is newer than this reader's ({VERSION})")
+    if stored != computed:
+        raise CompactRecordError(
+            f"compact record: checksum mismatch (stored 0x{stored:08x}, computed 0x{computed:08x}): "
+            "the blob is corrupt or truncated"
+        )
+    if head & 0x0F != VERSION:
+        raise CompactRecordError(f"compact record: version {head & 0x0F} is not one this reader knows ({VERSION})")
+    return blob[:-4]
+
+
+def _decode(r: _Reader) -> CompactRecord:
+    r.pos = 1
+    code = r.byte("the preset")
+    name = r.str("the preset name") if code == _NAMED else _preset_name(code)
+    raw_rules = r.str("the rules overrides")
+    overrides = json.loads(raw_rules) if raw_rules else {}
+    if not isinstance(overrides, dict):
+        raise CompactRecordError(f"compact record: {r.where()}: the rules overrides are not a JSON object")
+    rules_obj = {"preset": name, **overrides}
+    rid = r.str("the id")
+    shared = r.varint("the seed")
+    if shared > len(rid):
+        raise CompactRecordError(f"compact record: {r.where()}: the seed shares {shared} characters with a shorter id")
+    seed = rid[:shared] + r.str("the seed")
+    n_players = r.varint("the number of players")
+    if not 2 <= n_players <= 4:
+        raise CompactRecordError(f"compact record: {r.where()}: {n_players} players (2 to 4)")
+    players = [r.str(f"player {s}") for s in range(n_players)]
+    rules = Rules.from_record(rules_obj, players=n_players)
+    end = r.byte("how the match ended")
+    if end >= _END_FORFEIT + n_players:
+        raise CompactRecordError(f"compact record: {r.where()}: unknown end code {end}")
+    n_plays = r.varint("the number of plays")
+    autos: set[int] = set()
+    at = 0
+    for k in range(r.varint("the number of timeout plays")):
+        gap = r.varint(f"timeout play {k}")
+        at += gap
+        if at >= n_plays or (k and not gap):
+            raise CompactRecordError(f"compact record: {r.where()}: timeout play {k} (play {at}) out of order or range")
+        autos.add(at)
+    number = int.from_bytes(r.bytes("the plays"), "big")
+    match = Match(rules, seed)
+    for i in range(n_plays):
+        if match.is_over:
+            raise CompactRecordError(f"compact record: play {i} of {n_plays}: the match is already over")
+        if i in autos:
+            match.push(match.timeout_play(), auto=True)
+            continue
+        legal = match.deal.legal_tuple()
+        number, index = divmod(number, len(legal))
+        match.push(legal[index])
+    if number:
+        raise CompactRecordError(f"compact record: the plays hold more than the {n_plays} plays recorded")
+    if end == _END_NATURAL:
+        if not match.is_over:
+            raise CompactRecordError(f"compact record: the match is not over after its {n_plays} plays")
+    elif match.is_over:
+        raise CompactRecordError(f"compact record: the match ended by its rules, yet end code {end} says otherwise")
+    elif end == _END_ABORTED:
+        match.abort()
+    else:
+        match.forfeit(end - _END_FORFEIT)
+    order = r.byte("the move times")
+    times = None
+    if order:
+        times = _golomb_unpack(r.bytes("the move times"), order - 1, n_plays)
+        if times is None:
+            raise CompactRecordError(f"compact record: {r.where()}: the move times do not hold {n_plays} times")
+    if r.pos != len(r.data):
+        raise CompactRecordError(f"compact record: {len(r.data) - r.pos} bytes left over after the move times")
+    record = match_record(match, players, rid)
+    record["rules"] = rules_obj  # the stored form, key order included (encode checked it is the engine's)
+    return CompactRecord(record, times)
+
+
+def _end_code(result: Mapping[str, Any]) -> int:
+    """The end byte of a match the plays did not end (-1: no such ending)."""
+    seat = result.get("forfeit_seat")
+    if result.get("reason") == "forfeit" and isinstance(seat, int) and seat >= 0:
+        return _END_FORFEIT + seat
+    return _END_ABORTED if result.get("reason") == "aborted" else -1
+
+
+def _preset_name(code: int) -> str:
+    if code >= len(PRESET_CODES):
+        raise CompactRecordError(f"compact record: byte 1: unknown preset code {code}")
+    return PRESET_CODES[code]
+
+
+# ------------------------------------------------------------------ bytes
+
+
+class _Reader:
+    """Reads varints, strings and byte strings from a blob's body, naming the position on error."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def where(self) -> str:
+        return f"byte {self.pos}"
+
+    def byte(self, what: str) -> int:
+        if self.pos >= len(self.data):
+            raise CompactRecordError(f"compact record: truncated at byte {self.pos} (reading {what})")
+        self.pos += 1
+        return self.data[self.pos - 1]
+
+    def varint(self, what: str) -> int:
+        value, shift = 0, 0
+        while True:
+            b = self.byte(what)
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+            if shift > 63:
+                raise CompactRecordError(f"compact record: byte {self.pos}: {what}: a varint longer than 9 bytes")
+
+    def bytes(self, what: str) -> bytes:
+        n = self.varint(what)
+        if self.pos + n > len(self.data):
+            raise CompactRecordError(
+                f"compact record: truncated at byte {self.pos} ({what}: {n} bytes, {len(self.data) - self.pos} left)"
+            )
+        self.pos += n
+        return self.data[self.pos - n : self.pos]
+
+    def str(self, what: str) -> str:
+        return self.bytes(what).decode("utf-8")
+
+
+def _put_varint(out: bytearray, n: int) -> None:
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+
+
+def _put_bytes(out: bytearray, data: bytes) -> None:
+    _put_varint(out, len(data))
+    out += data
+
+
+def _put_str(out: bytearray, s: str) -> None:
+    _put_bytes(out, s.encode("utf-8"))
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _golomb_bits(values: Sequence[int], k: int) -> int:
+    """Bits of the order-``k`` Exp-Golomb codes of ``values``."""
+    return sum(2 * (v + (1 << k)).bit_length() - 1 - k for v in values)
+
+
+def _golomb_pack(values: Sequence[int], k: int) -> bytes:
+    """Order-``k`` Exp-Golomb codes, most significant bit first, padded with 1s to a whole byte."""
+    bits = "".join("0" * ((v + (1 << k)).bit_length() - 1 - k) + format(v + (1 << k), "b") for v in values)
+    bits += "1" * (-len(bits) % 8)
+    return int(bits, 2).to_bytes(len(bits) // 8, "big") if bits else b""
+
+
+def _golomb_unpack(data: bytes, k: int, count: int) -> tuple[int, ...] | None:
+    """``count`` codes of :func:`_golomb_pack`, or None if the bits do not hold exactly that many."""
+    bits = "".join(format(b, "08b") for b in data)
+    out: list[int] = []
+    pos = 0
+    for _ in range(count):
+        zeros = 0
+        while pos < len(bits) and bits[pos] == "0":
+            zeros += 1
+            pos += 1
+        width = zeros + k + 1
+        if pos + width > len(bits):
+            return None
+        out.append(int(bits[pos : pos + width], 2) - (1 << k))
+        pos += width
+    rest = bits[pos:]
+    return tuple(out) if len(rest) < 8 and "0" not in rest else None
