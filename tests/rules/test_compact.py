@@ -136,7 +136,7 @@ def reseal(body: bytes) -> bytes:
 
 def test_every_truncation_and_every_flipped_byte_is_refused(blob: bytes) -> None:
     for n in range(len(blob)):
-        with pytest.raises(CompactRecordError, match="compact record: (truncated|checksum mismatch|byte 0)"):
+        with pytest.raises(CompactRecordError, match=r"compact record: (truncated|checksum mismatch|byte 0)"):
             decode(blob[:n])
     for i in range(len(blob)):
         for bit in (0x01, 0x80):
