@@ -1,10 +1,19 @@
-"""The Celery app: Redis broker, late acknowledgement, one match at a time per process.
+"""The Celery app: Redis or RabbitMQ broker, late acknowledgement, one match at a time per process.
 
 Start a worker with ``celery -A worker.celery_app worker --pool threads -c 1 -Q <prefix>.matches``
 (``tablanette up`` does this); with ``TABLANETTE_METRICS_PORT`` set it serves its
 metrics (:mod:`worker.metrics`). A worker killed mid-match never acknowledged it,
-so Redis hands the match to another worker after the visibility timeout; the
-match lease and the idempotent commit make sure it still counts exactly once.
+so Redis hands the match to another worker after the visibility timeout
+(RabbitMQ at once, when the dead worker's connection closes); the match lease
+and the idempotent commit make sure it still counts exactly once.
+
+With ``TABLANETTE_BROKER_URL=amqp://...`` (RabbitMQ) the Redis transport options
+do not apply (no visibility timeout: an unacknowledged message returns to the
+queue when its consumer's connection or channel closes). Publishes wait for the
+broker's confirm, so a match the scheduler has sent is in RabbitMQ, not in a
+socket buffer. RabbitMQ's ``consumer_timeout`` (30 min by default) must stay
+above ``TABLANETTE_TASK_TIME_LIMIT``, or it closes the channel of a worker
+still playing a long match (docs: deploy/README.md, "RabbitMQ").
 """
 
 from __future__ import annotations
@@ -45,6 +54,8 @@ app.conf.update(
     worker_hijack_root_logger=False,
     worker_send_task_events=False,
 )
+if metrics.amqp_broker(settings.broker_url):  # RabbitMQ: none of Redis's options; confirmed publishes
+    app.conf.broker_transport_options = {"confirm_publish": True}
 
 
 @worker_init.connect  # type: ignore[untyped-decorator]
@@ -52,6 +63,6 @@ def serve_metrics(**_: Any) -> None:
     """A worker serves its metrics (:mod:`worker.metrics`) when ``TABLANETTE_METRICS_PORT`` is set."""
     if settings.metrics_port is None:
         return
-    metrics.watch_queue(settings.broker_url, Keys(settings.prefix).celery + settings.queue)
+    metrics.watch_queue(settings.broker_url, settings.queue, Keys(settings.prefix).celery)
     port = telemetry.serve(settings.metrics_port, settings.metrics_host)
     print(f"metrics on {settings.metrics_host}:{port}", flush=True)
