@@ -45,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import redis
 
 from bots import make_bot, play_match
+from cli.local import clear_prefix
 from engine_service.rules import GameRecord, Rules, dumps, match_record
 from engine_service.rules.compact import decode, encode
 from scheduler.league import prepare
@@ -149,8 +150,7 @@ def section_redis(args: argparse.Namespace) -> dict[str, Any]:
         before = league_memory(r, play_league(r, prefix, "json", True, games))
         after = league_memory(r, play_league(r, prefix, "compact", False, games))
     finally:
-        for key in r.scan_iter(match=f"{prefix}:*", count=1000):
-            r.delete(key)
+        clear_prefix(r, prefix)
     return {"json_records": before, "compact_records": after}
 
 
