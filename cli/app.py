@@ -15,16 +15,17 @@ if TYPE_CHECKING:
 
 
 def _league(module: Any) -> None:
-    from . import ladder_cmd  # the ladder reads a league's results: its commands live under `league`
+    from . import archive_cmd, ladder_cmd  # the ladder reads a league's results: its commands live under `league`
 
     module.app.command("ladder")(ladder_cmd.ladder)
     module.app.command("los")(ladder_cmd.los)
+    module.app.command("archive")(archive_cmd.archive)
 
 
 def _records(module: Any) -> None:
-    from . import league_cmd  # `records export` pulls a league's records from the store
+    from . import archive_cmd  # `records export` pulls a league's records from the store or its archive
 
-    module.app.command("export")(league_cmd.export)
+    module.app.command("export")(archive_cmd.export)
 
 
 def _bot(module: Any) -> None:

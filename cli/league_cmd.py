@@ -1,18 +1,16 @@
-"""``tablanette league create | add-bot | start | retry | status | list | lift | cancel`` and ``records export``."""
+"""``tablanette league create | add-bot | start | retry | status | list | lift | cancel``."""
 
 from __future__ import annotations
 
 import json
 import logging
 import time
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from engine_service.rules import write_records
 from scheduler.league import Feeder
 from store import printable
 from store.audit import AuditLog
@@ -382,17 +380,3 @@ def cancel(name: str) -> None:
     except LeagueError as exc:
         fail(str(exc))
     console.print(f"league {name}: cancelled")
-
-
-def export(
-    league: Annotated[str, typer.Option(help="The league whose records to export.")],
-    out: Annotated[Path, typer.Option(help="Output file (JSON Lines).")],
-) -> None:
-    """Export a league's game records as JSON Lines (verify with `tablanette records verify`)."""
-    try:
-        records = results().records(league)
-        with out.open("w", encoding="utf-8") as fh:
-            n = write_records(records, fh)
-    except LeagueError as exc:
-        fail(str(exc))
-    console.print(f"{n} record(s) written to {out}", highlight=False)

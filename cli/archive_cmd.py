@@ -1,0 +1,108 @@
+"""``tablanette league archive`` and ``tablanette records export``: finished leagues out of Redis, datasets out.
+
+``league archive NAME`` moves a finished league's records to the archive
+(``TABLANETTE_ARCHIVE_DIR``, Parquet; :mod:`store.archive`); ``league archive
+--older-than DAYS`` archives every league finished that long ago (run it from
+cron). Replays, exports and the API read an archived league as before.
+
+``records export`` writes a league's records as JSON Lines (``--format jsonl``,
+for ``records verify``) or the Parquet dataset of one league or of all of them
+(``--format parquet``: a folder per league under ``--out``; docs/records.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from engine_service.rules import RecordError, write_records
+from store.archive import ArchiveError
+from store.archiver import Archiver
+from store.codec import text
+from store.keys import Keys
+from store.leagues import LeagueError
+from store.results import LeagueResults
+
+from .common import console, fail, redis_client
+
+FORMATS = ("jsonl", "parquet")
+
+
+def archiver() -> Archiver:
+    client, settings = redis_client()
+    return Archiver(client, settings.prefix, Path(settings.archive_dir))
+
+
+def archive(
+    name: Annotated[str | None, typer.Argument(help="The league to archive (or use --older-than).")] = None,
+    older_than: Annotated[
+        float | None, typer.Option(min=0, help="Archive every league finished at least this many days ago.")
+    ] = None,
+) -> None:
+    """Move a finished league's records from Redis to the archive (Parquet under TABLANETTE_ARCHIVE_DIR).
+
+    The ladder, outcomes and stats stay in Redis; replays, exports and the API read the records from
+    the archive as before. Safe to run again, also after a crash.
+    """
+    if (name is None) == (older_than is None):
+        fail("name one league, or give --older-than DAYS (not both)")
+    arch = archiver()
+    names = [name] if name is not None else arch.due(older_than or 0)
+    if not names:
+        console.print(f"no league finished {older_than:g} day(s) ago or more is left to archive", highlight=False)
+    for league in names:
+        try:
+            report = arch.archive(league)
+        except (ArchiveError, RecordError) as exc:
+            fail(str(exc))
+        if report.already:
+            console.print(f"league {league}: already archived in {report.folder}", highlight=False)
+            continue
+        console.print(
+            f"league {league}: {report.matches} record(s) archived in {report.folder} "
+            f"({report.bytes_on_disk:,} bytes); {report.records_deleted} removed from Redis",
+            highlight=False,
+        )
+
+
+def export(
+    out: Annotated[Path, typer.Option(help="A file (jsonl), or a folder of one dataset per league (parquet).")],
+    league: Annotated[str | None, typer.Option(help="The league to export (parquet: default every league).")] = None,
+    format: Annotated[str, typer.Option(help="jsonl (records, for `records verify`) or parquet (dataset).")] = "jsonl",
+) -> None:
+    """Export game records: a league's as JSON Lines, or the Parquet dataset (docs/records.md)."""
+    if format not in FORMATS:
+        fail(f"unknown format {format!r}; one of: {', '.join(FORMATS)}")
+    if format == "jsonl":
+        if league is None:
+            fail("--format jsonl exports one league: give --league NAME")
+        _export_jsonl(league, out)
+        return
+    arch = archiver()
+    names = [league] if league is not None else sorted(text(m) for m in arch.r.smembers(Keys(arch.prefix).leagues))
+    if not names:
+        fail("there are no leagues to export")
+    for name in names:
+        try:
+            manifest = arch.export(name, out / name)
+        except (ArchiveError, RecordError, LeagueError) as exc:
+            fail(str(exc))
+        rows = manifest["rows"]
+        console.print(
+            f"league {name}: {rows['matches']} match(es), {rows['deals']} deal(s), {rows['plays']} play(s) "
+            f"written to {out / name}",
+            highlight=False,
+        )
+
+
+def _export_jsonl(league: str, out: Path) -> None:
+    client, settings = redis_client()
+    try:
+        records = LeagueResults(client, settings.prefix).records(league)
+        with out.open("w", encoding="utf-8") as fh:
+            n = write_records(records, fh)
+    except (LeagueError, ArchiveError, RecordError) as exc:
+        fail(str(exc))
+    console.print(f"{n} record(s) written to {out}", highlight=False)
