@@ -20,6 +20,11 @@ Sections (each a function ``section(args) -> dict``; add a section by adding to 
    (JSON, written over the compact value) and compact. ``MEMORY USAGE`` of every key of the
    league, summed and divided by the finished matches, by kind of key.
 
+3. ``archive``: the same league (JSON records, then compact), archived with
+   :class:`store.archiver.Archiver` into a temporary folder: Redis bytes per finished match
+   before and after, archive bytes per match on disk, the time to archive, and the time to read
+   one record back (:meth:`store.results.LeagueResults.record`) from Redis and from the archive.
+
 With ``--league``, section 2 measures that league as it is in Redis (e.g. after
 ``bash scripts/demo.sh``, prefix ``tablanette`` unless ``TABLANETTE_PREFIX`` says otherwise).
 Nothing here is a timing assertion.
@@ -32,8 +37,10 @@ import json
 import os
 import random
 import secrets
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -49,8 +56,10 @@ from cli.local import clear_prefix
 from engine_service.rules import GameRecord, Rules, dumps, match_record
 from engine_service.rules.compact import decode, encode
 from scheduler.league import prepare
+from store.archiver import Archiver
 from store.keys import Keys, LeagueKeys
 from store.leagues import League, LeagueStore
+from store.results import LeagueResults
 
 REDIS_URL = os.environ.get("TABLANETTE_REDIS_URL", "redis://127.0.0.1:6379/0")
 DEMO_BOTS = ["greedy", "random", "cautious", "greedy2"]
@@ -154,9 +163,44 @@ def section_redis(args: argparse.Namespace) -> dict[str, Any]:
     return {"json_records": before, "compact_records": after}
 
 
+def section_archive(args: argparse.Namespace) -> dict[str, Any]:
+    r = redis.Redis.from_url(REDIS_URL)
+    prefix = f"bench-store-{secrets.token_hex(4)}"
+    games = 1 if args.quick else 2
+    out: dict[str, Any] = {}
+    root = Path(tempfile.mkdtemp(prefix="bench-archive-"))
+    try:
+        for label, as_json in (("json_records", True), ("compact_records", False)):
+            keys = play_league(r, prefix, label, as_json, games)
+            LeagueStore(r, prefix).finish_if_complete(label)
+            results = LeagueResults(r, prefix)
+            mid = results.finished_ids(label, 1)[0][0]
+            read_redis = _time(lambda res=results, lg=label, m=mid: res.record(lg, m), 20)
+            before = league_memory(r, keys)
+            start = time.perf_counter()
+            report = Archiver(r, prefix, root).archive(label)
+            archive_s = time.perf_counter() - start
+            after = league_memory(r, keys)
+            results.record(label, mid)  # opens the archive once, as a serving process does
+            out[label] = {
+                "finished": report.matches,
+                "redis_bytes_per_match_before": before["bytes_per_match"],
+                "redis_bytes_per_match_after": after["bytes_per_match"],
+                "archive_bytes_per_match": report.bytes_on_disk / max(report.matches, 1),
+                "archive_seconds": archive_s,
+                "read_record_ms_redis": read_redis * 1e3,
+                "read_record_ms_archive": _time(lambda res=results, lg=label, m=mid: res.record(lg, m), 20) * 1e3,
+            }
+    finally:
+        clear_prefix(r, prefix)
+        shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "records": section_records,
     "redis": section_redis,
+    "archive": section_archive,
 }
 
 
@@ -180,6 +224,16 @@ def report(figures: dict[str, Any]) -> None:
             print("  " + ", ".join(f"{k} {v:.0f}" for k, v in m["by_kind_per_match"].items()))
 
 
+def report_archive(figures: dict[str, Any]) -> None:
+    for label, a in figures.get("archive", {}).items():
+        print(
+            f"archive, {label} ({a['finished']} matches): Redis {a['redis_bytes_per_match_before']:.0f} -> "
+            f"{a['redis_bytes_per_match_after']:.0f} bytes per match, archive {a['archive_bytes_per_match']:.0f} "
+            f"bytes per match on disk, archived in {a['archive_seconds']:.2f} s; one record read in "
+            f"{a['read_record_ms_redis']:.2f} ms from Redis, {a['read_record_ms_archive']:.2f} ms from the archive"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="fewer matches (CI smoke)")
@@ -193,6 +247,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(figures))
     else:
         report(figures)
+        report_archive(figures)
 
 
 if __name__ == "__main__":
