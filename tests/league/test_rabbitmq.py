@@ -97,7 +97,9 @@ def test_a_league_on_rabbitmq_survives_a_worker_killed_mid_match(
         victim = worker.split("@")[0]
         survivor = next(c for name, c in fa.workers.items() if name != victim)
         port = metrics_port(survivor)
-        assert scrape(port)["tablanette_matches_queued"] >= 0  # read from RabbitMQ, not left out
+        fa.arena.wait_until(  # read from RabbitMQ, not left out
+            lambda: scrape(port).get("tablanette_matches_queued", -1) >= 0, "the queue's depth in the metrics", 30
+        )
         at = fa.kill(fa.workers[victim], signal.SIGKILL)
         seconds = fa.recovery("worker killed mid-match on RabbitMQ (SIGKILL)", at, [match_id])
         fa.check_clean()
