@@ -11,6 +11,17 @@ reply was lost does no harm.
 
 A command-line call should rather say at once that Redis is unreachable:
 ``ride_out=False`` keeps redis-py's default of a few quick retries.
+
+With Sentinel (``TABLANETTE_REDIS_SENTINELS``; the settings then give every
+process a ``redis+sentinel://[:password@]host:port,.../master/db`` URL), a
+client asks the Sentinels where the primary is before each new connection
+(redis-py's :class:`~redis.sentinel.Sentinel`): when the primary dies and the
+Sentinels promote a replica, a ride-out client's commands fail over the
+outage (the Sentinels say "no master" until the promotion) and then reach the
+new primary, with no one restarting or re-pointing the process. The first
+client a process makes for such a URL checks the Sentinels once
+(:func:`check_sentinels`): none reachable, or none that knows the master's
+name, is a :class:`SentinelError` at once, never a wait.
 """
 
 from __future__ import annotations
@@ -19,11 +30,17 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import redis
 import redis.asyncio
+import redis.asyncio.connection
 import redis.asyncio.retry
+import redis.asyncio.sentinel
+import redis.connection
+import redis.sentinel
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
@@ -123,12 +140,168 @@ class AsyncRideOutRetry(redis.asyncio.retry.Retry):
         return result
 
 
+SENTINEL_TIMEOUT = 1.0
+"""Seconds to reach one Sentinel (or wait for its answer) before trying the next."""
+SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
+
+
+class SentinelError(redis.ConnectionError):
+    """The Sentinels a process was given cannot lead it to a primary: none answers, or none knows the name."""
+
+
+@dataclass(frozen=True)
+class SentinelTarget:
+    """What a ``redis+sentinel://`` URL names: the Sentinels, the master's name, and the primary's db and password."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    master: str
+    db: int
+    username: str | None
+    password: str | None
+    ssl: bool
+
+    @property
+    def where(self) -> str:
+        return f"Redis master {self.master!r} of the Sentinels at {', '.join(f'{h}:{p}' for h, p in self.sentinels)}"
+
+
+def sentinel_target(url: str) -> SentinelTarget | None:
+    """The Sentinels a URL names, or None for a plain ``redis://`` URL.
+
+    >>> t = sentinel_target("redis+sentinel://:pw@h1:26379,h2:26380/arena/2")
+    >>> t.sentinels, t.master, t.db, t.password
+    ((('h1', 26379), ('h2', 26380)), 'arena', 2, 'pw')
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in SENTINEL_SCHEMES:
+        return None
+    netloc, _, path = rest.partition("/")
+    auth, _, hosts = netloc.rpartition("@")
+    user, _, password = auth.partition(":") if auth else ("", "", "")
+    master, _, db = path.strip("/").partition("/")
+    sentinels = []
+    for address in hosts.split(","):
+        host, _, port = address.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise SentinelError(f"{address!r} in {_hide(url)} is not a Sentinel's host:port")
+        sentinels.append((host.strip("[]"), int(port)))
+    if not master or not (db or "0").isdigit():
+        raise SentinelError(f"{_hide(url)} names no master (redis+sentinel://host:port,.../master/db)")
+    return SentinelTarget(
+        tuple(sentinels),
+        master,
+        int(db or 0),
+        unquote(user) or None,
+        unquote(password) or None,
+        scheme.startswith("rediss"),
+    )
+
+
+_CHECKED: set[str] = set()
+
+
+def check_sentinels(url: str) -> None:
+    """Raise :class:`SentinelError` unless some Sentinel of ``url`` answers and knows its master's name.
+
+    A primary the Sentinels hold down now is no error (a client waits for the failover);
+    checked once per process and URL.
+    """
+    target = sentinel_target(url)
+    if target is None or url in _CHECKED:
+        return
+    errors, strangers = [], []
+    for host, port in target.sentinels:
+        client = redis.Redis(host, port, socket_timeout=SENTINEL_TIMEOUT, socket_connect_timeout=SENTINEL_TIMEOUT)
+        try:
+            masters: dict[str, Any] = client.sentinel_masters()  # type: ignore[assignment]
+        except redis.RedisError as exc:
+            errors.append(f"{host}:{port} ({exc})")
+            continue
+        finally:
+            client.close()
+        if target.master in masters:
+            with _LOCK:
+                _CHECKED.add(url)
+            return
+        strangers.append(f"{host}:{port} (knows {', '.join(sorted(masters)) or 'no master'})")
+    if strangers:
+        raise SentinelError(
+            f"no Sentinel knows a master named {target.master!r} (TABLANETTE_REDIS_MASTER): "
+            + "; ".join(strangers + errors)
+        )
+    raise SentinelError(f"no Sentinel reachable (TABLANETTE_REDIS_SENTINELS): {'; '.join(errors)}")
+
+
+def _sentinel_kwargs(target: SentinelTarget) -> dict[str, Any]:
+    return {
+        "min_other_sentinels": 0,
+        "sentinel_kwargs": {"socket_timeout": SENTINEL_TIMEOUT, "socket_connect_timeout": SENTINEL_TIMEOUT},
+        "db": target.db,
+        "username": target.username,
+        "password": target.password,
+    }
+
+
+class _FollowingConnection(redis.sentinel.SentinelManagedConnection):
+    """A Sentinel-managed connection that asks the Sentinels again on every reconnect.
+
+    redis-py reconnects a connection that broke under a command straight to the address
+    it had (``send_packed_command`` bypasses the Sentinel lookup), so a retried command
+    would knock on a dead primary forever; here it asks where the primary is now.
+    """
+
+    def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+        if not self._sock and retry_socket_connect:  # not from connect_to, which has just asked
+            self.host, self.port = self.connection_pool.get_master_address()
+            retry_socket_connect = False  # a refused connect goes back to the client's retry, which asks again
+        super().connect_check_health(check_health, retry_socket_connect)
+
+
+class _AsyncFollowingConnection(redis.asyncio.sentinel.SentinelManagedConnection):
+    """:class:`_FollowingConnection` for asyncio clients."""
+
+    async def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+        if not self._reader and retry_socket_connect:
+            self.host, self.port = await self.connection_pool.get_master_address()
+            retry_socket_connect = False
+        await super().connect_check_health(check_health, retry_socket_connect)
+
+
+class _FollowingSSLConnection(_FollowingConnection, redis.connection.SSLConnection):
+    """:class:`_FollowingConnection` over TLS (``rediss+sentinel://``)."""
+
+
+class _AsyncFollowingSSLConnection(_AsyncFollowingConnection, redis.asyncio.connection.SSLConnection):
+    """:class:`_AsyncFollowingConnection` over TLS."""
+
+
+class _BlockingSentinelPool(redis.asyncio.sentinel.SentinelConnectionPool, redis.asyncio.BlockingConnectionPool):
+    """A Sentinel pool that waits for a free connection rather than failing (see :func:`connect_async`)."""
+
+
+def _hide(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.rsplit('@', 1)[-1]}"
+
+
 def _where(url: str) -> str:
-    return f"Redis at {url.rsplit('@', 1)[-1]}"  # never log a password
+    target = sentinel_target(url)
+    return target.where if target else f"Redis at {url.rsplit('@', 1)[-1]}"  # never log a password
 
 
 def connect(url: str, ride_out: bool = False) -> redis.Redis:
-    """A blocking client; with ``ride_out`` its commands wait out any Redis outage."""
+    """A blocking client; with ``ride_out`` its commands wait out any Redis outage (a failover too)."""
+    target = sentinel_target(url)
+    if target is not None:
+        check_sentinels(url)
+        kwargs: dict[str, Any] = {"socket_timeout": SOCKET_TIMEOUT}
+        if ride_out:
+            kwargs.update(socket_connect_timeout=SOCKET_TIMEOUT, retry=RideOutRetry(target.where))
+        sentinel = redis.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call]
+        client: redis.Redis = sentinel.master_for(
+            target.master, connection_class=_FollowingSSLConnection if target.ssl else _FollowingConnection, **kwargs
+        )  # type: ignore[no-untyped-call]
+        return client
     if not ride_out:
         return redis.Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT)
     return redis.Redis.from_url(
@@ -143,6 +316,20 @@ def connect_async(url: str, ride_out: bool = False, max_connections: int | None 
     kwargs: dict[str, Any] = {"socket_timeout": SOCKET_TIMEOUT}
     if ride_out:
         kwargs.update(socket_connect_timeout=SOCKET_TIMEOUT, retry=AsyncRideOutRetry(_where(url)))
+    target = sentinel_target(url)
+    if target is not None:
+        check_sentinels(url)
+        sentinel = redis.asyncio.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call]
+        if max_connections is not None:  # a burst waits for a free connection, as below
+            kwargs.update(max_connections=max_connections, timeout=None)
+        kind = _BlockingSentinelPool if max_connections is not None else redis.asyncio.sentinel.SentinelConnectionPool
+        aclient: redis.asyncio.Redis = sentinel.master_for(
+            target.master,
+            connection_pool_class=kind,
+            connection_class=_AsyncFollowingSSLConnection if target.ssl else _AsyncFollowingConnection,
+            **kwargs,
+        )
+        return aclient
     if max_connections is None:
         return redis.asyncio.Redis.from_url(url, **kwargs)
     pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=None, **kwargs)
