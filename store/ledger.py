@@ -26,6 +26,7 @@ from typing import Any
 
 import redis
 
+from config import load_settings
 from engine_service.rules import GameRecord, Rules
 from engine_service.rules.compact import CompactRecordError, encode
 
@@ -44,7 +45,8 @@ _COMMIT = """
 local mkey, ladder, h2h, h2h_games, records, finished = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local lease = KEYS[11]
 local mid, lease_token = ARGV[1], ARGV[13]
-if redis.call('HGET', mkey, 'status') == 'done' then return 0 end
+-- done already: written again (it stays done) so a WAIT after this call covers the commit that made it done
+if redis.call('HGET', mkey, 'status') == 'done' then redis.call('HSET', mkey, 'status', 'done') return 0 end
 if lease_token ~= '' and redis.call('GET', lease) ~= lease_token then return -1 end
 local bots = cjson.decode(ARGV[4])
 local teams = cjson.decode(ARGV[5])
@@ -130,8 +132,15 @@ class NotLeaseHolder(RuntimeError):
 class Ledger:
     """The ledger's writes on one Redis client (scripts registered once)."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, replicas: int | None = None, wait_ms: int | None = None) -> None:
+        """``replicas``: how many replicas must hold a commit before :meth:`commit` returns (``WAIT``);
+        by default ``TABLANETTE_REDIS_WAIT_REPLICAS`` and ``TABLANETTE_REDIS_WAIT_MS``."""
         self.r = client
+        if replicas is None or wait_ms is None:
+            settings = load_settings()
+            replicas = settings.redis_wait_replicas if replicas is None else replicas
+            wait_ms = settings.redis_wait_ms if wait_ms is None else wait_ms
+        self.replicas, self.wait_ms = replicas, wait_ms
         self._commit = client.register_script(_COMMIT)
         self._set_state = client.register_script(_SET_STATE)
 
@@ -203,10 +212,39 @@ class Ledger:
             lease_token,
             json.dumps(outcome, separators=(",", ":")),
         ]
-        stored = int(self._commit(keys=commit_keys(keys, match_id, bots), args=args))
+        stored = self._replicated_commit(commit_keys(keys, match_id, bots), args, match_id)
         if stored < 0:
             raise NotLeaseHolder(f"match {match_id} of league {keys.league}: this runner no longer holds its lease")
         return stored == 1
+
+    def _replicated_commit(self, keys: list[str], args: list[str | bytes | int | float], match_id: str) -> int:
+        """The commit script's answer, once ``self.replicas`` replicas hold what it wrote (WAIT on its connection).
+
+        A commit the replicas have not acknowledged is not done yet: the script runs again
+        (a no-op that rewrites the done mark, which the next WAIT then covers) until they
+        have, so a result this returns survives the loss of the primary. A first try that
+        stored it counts as stored.
+        """
+        if not self.replicas:
+            return int(self._commit(keys=keys, args=args))
+        stored, since, logged = 0, time.monotonic(), 0.0
+        while True:
+            pipe = self.r.pipeline(transaction=False)  # one connection: WAIT counts that connection's writes
+            self._commit(keys=keys, args=args, client=pipe)
+            pipe.wait(self.replicas, self.wait_ms)
+            answer, acknowledged = (int(x) for x in pipe.execute())
+            stored = stored or answer
+            if answer < 0 or acknowledged >= self.replicas:
+                return answer if answer < 0 else stored
+            if time.monotonic() - logged >= 10:
+                logged = time.monotonic()
+                log.warning(
+                    "match %s: %d of %d replicas hold its commit after %.0f s; waiting for them",
+                    match_id,
+                    acknowledged,
+                    self.replicas,
+                    logged - since,
+                )
 
 
 def record_value(record: GameRecord, times_ms: Sequence[int] | None = None) -> bytes:
