@@ -48,9 +48,11 @@ def redis_client() -> tuple[redis.Redis, ArenaSettings]:
     """The configured Redis, checked; an unreachable one exits with a clear message."""
     import redis
 
+    from store.client import connect
+
     settings = arena_settings()
-    client = redis.Redis.from_url(settings.redis_url)
     try:
+        client = connect(settings.redis_url)  # a redis+sentinel:// URL too (an unknown master: a clear error)
         client.ping()
     except redis.RedisError as exc:
         fail(f"cannot reach Redis at {settings.redis_url}: {exc}")

@@ -14,13 +14,13 @@ def web(
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8080,
 ) -> None:
     """Serve the web ladder: ladders, tournaments, bot pages, replays, and the JSON API."""
-    import redis
     import uvicorn
 
+    from store.client import connect
     from web.app import create_app
 
     settings = arena_settings()
-    app = create_app(redis.Redis.from_url(settings.redis_url), settings.prefix)
+    app = create_app(connect(settings.redis_url), settings.prefix)
     console.print(
         f"web ladder on http://{host}:{port}/ (redis {settings.redis_url}, prefix {settings.prefix!r}); "
         f"API at http://{host}:{port}/api",

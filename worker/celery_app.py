@@ -14,6 +14,12 @@ broker's confirm, so a match the scheduler has sent is in RabbitMQ, not in a
 socket buffer. RabbitMQ's ``consumer_timeout`` (30 min by default) must stay
 above ``TABLANETTE_TASK_TIME_LIMIT``, or it closes the channel of a worker
 still playing a long match (docs: deploy/README.md, "RabbitMQ").
+
+A Redis broker behind Sentinels (``TABLANETTE_REDIS_SENTINELS``, a
+``redis+sentinel://`` broker URL) goes through kombu's ``sentinel://``
+transport, which asks the Sentinels for the primary on every reconnect: a
+worker and the scheduler follow a failover by themselves. Sentinels that
+cannot be reached or do not know the master stop the process at once.
 """
 
 from __future__ import annotations
@@ -26,8 +32,23 @@ from celery.signals import worker_init
 
 import telemetry
 from config import SettingsError, load_settings
+from store.client import SENTINEL_TIMEOUT, SentinelError, check_sentinels, sentinel_target
 from store.keys import Keys
 from worker import metrics
+
+
+def kombu_sentinel_url(url: str) -> tuple[str, str]:
+    """kombu's spelling of a ``redis+sentinel://`` URL (``sentinel://[auth@]host:port/db;...``) and the master's name.
+
+    >>> kombu_sentinel_url("redis+sentinel://:pw@h1:26379,h2:26379/arena/1")
+    ('sentinel://:pw@h1:26379/1;sentinel://:pw@h2:26379/1', 'arena')
+    """
+    target = sentinel_target(url)
+    assert target is not None
+    auth = url.partition("://")[2].partition("/")[0].rpartition("@")[0]
+    where = [f"sentinel://{auth + '@' if auth else ''}{host}:{port}/{target.db}" for host, port in target.sentinels]
+    return ";".join(where), target.master
+
 
 try:
     settings = load_settings()
@@ -56,6 +77,15 @@ app.conf.update(
 )
 if metrics.amqp_broker(settings.broker_url):  # RabbitMQ: none of Redis's options; confirmed publishes
     app.conf.broker_transport_options = {"confirm_publish": True}
+if sentinel_target(settings.broker_url):  # Redis behind Sentinels: kombu's sentinel transport follows a failover
+    try:
+        check_sentinels(settings.broker_url)
+    except SentinelError as exc:
+        sys.exit(f"tablanette worker: the broker: {exc}")
+    app.conf.broker_url, master = kombu_sentinel_url(settings.broker_url)
+    app.conf.broker_transport_options.update(
+        master_name=master, sentinel_kwargs={"socket_timeout": SENTINEL_TIMEOUT, "socket_connect_timeout": 1.0}
+    )
 
 
 @worker_init.connect  # type: ignore[untyped-decorator]

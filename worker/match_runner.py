@@ -41,6 +41,7 @@ from engine_service.turns import (
     game_started,
     wall_cap_ms,
 )
+from store.client import connect_async
 from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -329,7 +330,7 @@ async def run_match(
     redis_url: str, prefix: str, rules: Rules, seed: str, bots: Sequence[str], game_id: str, grace_ms: int = 10_000
 ) -> MatchOutcome:
     """One-shot helper: connect, play one match, clean up."""
-    redis = Redis.from_url(redis_url)
+    redis = connect_async(redis_url)
     runner = MatchRunner(redis, prefix, grace_ms)
     try:
         return await runner.play(rules, seed, bots, game_id)

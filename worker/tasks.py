@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import redis
 from celery import Task
 from celery.utils.time import get_exponential_backoff_interval
 
+from store.client import connect
 from worker import metrics
 from worker.celery_app import app, settings
 from worker.league_match import ArenaFault, Transient, Waiting, play_league_match
@@ -55,6 +55,6 @@ def retry_countdown(exc: Transient, retries: int) -> int:
 @app.task(name="tablanette.noop", ignore_result=True)
 def noop(counter_key: str) -> None:
     """Does nothing but count itself: the baseline of bench/tournament.py (raw Celery throughput)."""
-    client = redis.Redis.from_url(settings.redis_url)
+    client = connect(settings.redis_url)
     client.incr(counter_key)
     client.close()
