@@ -289,24 +289,26 @@ def _where(url: str) -> str:
     return target.where if target else f"Redis at {url.rsplit('@', 1)[-1]}"  # never log a password
 
 
-def connect(url: str, ride_out: bool = False) -> redis.Redis:
-    """A blocking client; with ``ride_out`` its commands wait out any Redis outage (a failover too)."""
+def connect(url: str, ride_out: bool = False, timeout: float | None = None) -> redis.Redis:
+    """A blocking client; with ``ride_out`` its commands wait out any Redis outage (a failover too).
+
+    ``timeout``: seconds to connect or to wait for a reply, for a caller that must not wait
+    (a metrics scrape); by default :data:`SOCKET_TIMEOUT`.
+    """
+    wait = SOCKET_TIMEOUT if timeout is None else timeout
+    kwargs: dict[str, Any] = {"socket_timeout": wait}
+    if ride_out or timeout is not None:
+        kwargs["socket_connect_timeout"] = wait
+    if ride_out:
+        kwargs["retry"] = RideOutRetry(_where(url))
     target = sentinel_target(url)
-    if target is not None:
-        check_sentinels(url)
-        kwargs: dict[str, Any] = {"socket_timeout": SOCKET_TIMEOUT}
-        if ride_out:
-            kwargs.update(socket_connect_timeout=SOCKET_TIMEOUT, retry=RideOutRetry(target.where))
-        sentinel = redis.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call]
-        client: redis.Redis = sentinel.master_for(
-            target.master, connection_class=_FollowingSSLConnection if target.ssl else _FollowingConnection, **kwargs
-        )  # type: ignore[no-untyped-call]
-        return client
-    if not ride_out:
-        return redis.Redis.from_url(url, socket_timeout=SOCKET_TIMEOUT)
-    return redis.Redis.from_url(
-        url, socket_timeout=SOCKET_TIMEOUT, socket_connect_timeout=SOCKET_TIMEOUT, retry=RideOutRetry(_where(url))
-    )
+    if target is None:
+        return redis.Redis.from_url(url, **kwargs)
+    check_sentinels(url)
+    sentinel = redis.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call]
+    kind = _FollowingSSLConnection if target.ssl else _FollowingConnection
+    client: redis.Redis = sentinel.master_for(target.master, connection_class=kind, **kwargs)  # type: ignore[no-untyped-call]
+    return client
 
 
 def connect_async(url: str, ride_out: bool = False, max_connections: int | None = None) -> redis.asyncio.Redis:

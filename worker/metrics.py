@@ -37,6 +37,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from engine_service.turns import SeatConduct
+from store.client import connect
 from telemetry import REDIS_ERRORS
 
 RUNNING = Gauge("tablanette_matches_running", "Matches this worker is playing now")
@@ -83,7 +84,7 @@ class QueueDepth(Collector):
     """``tablanette_matches_queued``: the length of the broker's list for the match queue, per scrape."""
 
     def __init__(self, redis_url: str, key: str) -> None:
-        self.client = redis.Redis.from_url(redis_url, socket_timeout=QUEUE_TIMEOUT_S, socket_connect_timeout=1.0)
+        self.client = connect(redis_url, timeout=QUEUE_TIMEOUT_S)  # a redis+sentinel:// broker too
         self.key = key
 
     def describe(self) -> Iterator[GaugeMetricFamily]:  # the name, without asking Redis at registration
