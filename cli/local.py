@@ -35,6 +35,7 @@ import redis
 
 from bots.child import stop_with_parent
 from config.settings import DEFAULT_REDIS_URL
+from store.client import connect
 from store.keys import Keys
 from store.tokens import BotTokens
 
@@ -102,7 +103,7 @@ class Child:
 
 def redis_reachable(url: str) -> bool:
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=1)
+        client = connect(url, timeout=1)  # a redis+sentinel:// URL too
         client.ping()
         client.close()
         return True
@@ -180,7 +181,7 @@ class LocalArena:
     def redis(self) -> redis.Redis:
         """A client of the arena's Redis (made on first use)."""
         if self._redis is None:
-            self._redis = redis.Redis.from_url(self.redis_url)
+            self._redis = connect(self.redis_url)
         return self._redis
 
     @property
