@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import sys
 from pathlib import Path
 
 import grpc
@@ -25,7 +26,7 @@ from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
 from store import printable
 from store.audit import AsyncAuditLog
-from store.client import connect_async
+from store.client import SentinelError, connect_async
 from store.keys import Keys
 from store.sessions import SessionEntry, SessionRegistry, internal_secret
 from store.tokens import lookup_token
@@ -245,4 +246,7 @@ class ClientGoneFilter(logging.Filter):
 def run(settings: ArenaSettings) -> None:
     printable.log_printably(logging.INFO)
     logging.getLogger("grpc._cython.cygrpc").addFilter(ClientGoneFilter())
-    asyncio.run(serve(settings))
+    try:
+        asyncio.run(serve(settings))
+    except SentinelError as exc:  # Sentinels that cannot name a primary: a line, not a traceback
+        sys.exit(f"tablanette serve: {exc}")

@@ -140,3 +140,9 @@ def test_an_unknown_master_or_no_sentinel_is_a_clear_error_at_start_up(group: Se
                 assert done.returncode != 0 and needle in done.stderr and "Traceback" not in done.stderr, done.stderr
             else:
                 assert done.returncode == 0, done.stderr
+    env = {**os.environ, **sentinel_env(group, "nope"), "PYTHONPATH": str(ROOT), "TABLANETTE_PORT": "0"}
+    engine = subprocess.run(
+        [sys.executable, "-m", "engine_service"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert engine.returncode != 0 and "tablanette serve: no Sentinel knows a master named 'nope'" in engine.stderr
+    assert "Traceback" not in engine.stderr, engine.stderr
