@@ -9,6 +9,10 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | variable | default | meaning |
 |---|---|---|
 | ``TABLANETTE_REDIS_URL`` (or ``REDIS_URL``) | ``redis://127.0.0.1:6379/0`` | Redis for tokens, sessions, leagues |
+| ``TABLANETTE_REDIS_SENTINELS`` | unset | ``host:port,...`` of Sentinels that find the primary (docs/sentinel.md) |
+| ``TABLANETTE_REDIS_MASTER`` | ``tablanette`` | the name the Sentinels know the primary by |
+| ``TABLANETTE_REDIS_WAIT_REPLICAS`` | ``0`` | replicas that must hold a result before its commit counts (``WAIT``) |
+| ``TABLANETTE_REDIS_WAIT_MS`` | ``1000`` | how long a commit waits for them before it asks again |
 | ``TABLANETTE_PREFIX`` | ``tablanette`` | prefix of every Redis key (tests and leagues can share a server) |
 | ``TABLANETTE_HOST`` / ``TABLANETTE_PORT`` | ``127.0.0.1`` / ``50051`` | where ``tablanette serve`` listens |
 | ``TABLANETTE_ADVERTISE`` | ``HOST:PORT`` (host name for a wildcard HOST) | how runners reach this replica |
@@ -29,7 +33,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_RULES_WORKERS`` | ``1`` | processes answering Rules service calls (off the event loop) |
 | ``TABLANETTE_RULES_DEADLINE_MS`` | ``2000`` | the longest a Rules service call may take |
 | ``TABLANETTE_RULES_MAX_PLAYS`` | ``5000`` | capture sets one Rules question may enumerate |
-| ``TABLANETTE_BROKER_URL`` | the Redis URL | Celery broker (Redis) |
+| ``TABLANETTE_BROKER_URL`` | the Redis URL | Celery broker: Redis, or RabbitMQ (``amqp://USER:PW@HOST:5672/VHOST``) |
 | ``TABLANETTE_VISIBILITY_TIMEOUT`` | ``7200`` | seconds before an unacknowledged match is redelivered |
 | ``TABLANETTE_TASK_TIME_LIMIT`` | ``visibility - 300`` (at least 60) | hard time limit of one match |
 | ``TABLANETTE_LEASE_MS`` | ``30000`` | a running match's lease, renewed at a third of it |
@@ -43,6 +47,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_HOST_BUILD_SECONDS`` | ``600`` | the longest one build may take before it is stopped |
 | ``TABLANETTE_VERSIONS_PER_HOUR`` | ``10`` | versions one hosted bot (its owner key) may submit in any hour |
 | ``TABLANETTE_SOURCE_BYTES_PER_BOT`` | ``33554432`` | source archive bytes one hosted bot keeps in Redis (32 MB) |
+| ``TABLANETTE_ARCHIVE_DIR`` | ``var/archive`` | where ``league archive`` moves finished leagues' records (Parquet) |
 
 >>> s = load_settings(port=0, prefix="doc")
 >>> s.prefix, s.port, s.broker_url == s.redis_url
@@ -53,6 +58,7 @@ from __future__ import annotations
 
 import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -71,6 +77,10 @@ class ArenaSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", populate_by_name=True)
 
     redis_url: str = Field(DEFAULT_REDIS_URL, validation_alias=AliasChoices("TABLANETTE_REDIS_URL", "REDIS_URL"))
+    redis_sentinels: str = ""
+    redis_master: str = Field("tablanette", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+    redis_wait_replicas: int = Field(0, ge=0, le=16)
+    redis_wait_ms: int = Field(1000, ge=10)
     prefix: str = Field("tablanette", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
     # the engine service
     host: str = "127.0.0.1"
@@ -119,9 +129,13 @@ class ArenaSettings(BaseSettings):
     # hosted bots' quotas (docs/hosting.md, "Quotas")
     versions_per_hour: int = Field(10, ge=1)
     source_bytes_per_bot: int = Field(32 << 20, ge=1 << 20)
+    # the archive of finished leagues (store/archive.py)
+    archive_dir: str = Field("var/archive", min_length=1)
 
     @model_validator(mode="after")
     def _derive_and_check(self) -> ArenaSettings:
+        if self.redis_sentinels:  # every process reaches Redis through the URL: it names the Sentinels now
+            self.redis_url = sentinel_url(self.redis_sentinels, self.redis_master, self.redis_url)
         self.broker_url = self.broker_url or self.redis_url
         self.tls_cert, self.tls_key, self.tls_ca = self.tls_cert or None, self.tls_key or None, self.tls_ca or None
         if bool(self.tls_cert) != bool(self.tls_key):
@@ -143,6 +157,34 @@ class ArenaSettings(BaseSettings):
     def queue(self) -> str:
         """The Celery queue the workers take matches from."""
         return f"{self.prefix}.matches"
+
+
+def sentinel_url(sentinels: str, master: str, redis_url: str) -> str:
+    """The Redis URL that names Sentinels: ``redis+sentinel://[:password@]host:port,.../master/db``.
+
+    The password and database come from ``redis_url``; :mod:`store.client` reads this form.
+
+    >>> sentinel_url("10.0.0.1:26379, 10.0.0.2:26379", "tablanette", "redis://:pw@ignored:6379/2")
+    'redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379/tablanette/2'
+    """
+    addresses = [a.strip() for a in sentinels.split(",") if a.strip()]
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise ValueError(f"TABLANETTE_REDIS_SENTINELS: {address!r} is not host:port")
+    if not addresses:
+        raise ValueError("TABLANETTE_REDIS_SENTINELS names no Sentinel (host:port,host:port,...)")
+    parts = urlsplit(redis_url)
+    if parts.scheme in ("redis+sentinel", "rediss+sentinel"):  # already the Sentinel form
+        return redis_url
+    if parts.scheme not in ("redis", "rediss"):
+        raise ValueError(
+            f"TABLANETTE_REDIS_URL must be redis:// beside TABLANETTE_REDIS_SENTINELS, not {parts.scheme}://"
+        )
+    auth = parts.netloc.rpartition("@")[0]
+    db = parts.path.strip("/") or "0"
+    scheme = "rediss+sentinel" if parts.scheme == "rediss" else "redis+sentinel"
+    return f"{scheme}://{auth + '@' if auth else ''}{','.join(addresses)}/{master}/{db}"
 
 
 def load_settings(**overrides: Any) -> ArenaSettings:
