@@ -351,9 +351,11 @@ class ArchivedLeague:
         return None if times is None else tuple(times)
 
     def _row(self, group: int, row: int) -> tuple[str, list[int] | None]:
-        if self._group is None or self._group[0] != group:
-            self._group = (group, self._record_group(group), self._column(group, "move_ms"))
-        return self._group[1][row], self._group[2][row]
+        # One local: the web's threads share this object, and another may swap the cached group meanwhile.
+        cached = self._group
+        if cached is None or cached[0] != group:
+            cached = self._group = (group, self._record_group(group), self._column(group, "move_ms"))
+        return cached[1][row], cached[2][row]
 
     def record(self, match_id: str) -> GameRecord | None:
         raw = self.record_json(match_id)

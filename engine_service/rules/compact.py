@@ -19,11 +19,14 @@ The format (version 1; docs/records.md, "Compact records", has the byte layout):
   engine's canonical order (:meth:`Match.legal_plays`), is digit *i* of base *n_i*, so a match
   costs ``ceil(sum(log2 n_i))`` bits, and a forced play (one legal play) nothing;
 - the move times, if kept: Exp-Golomb codes of milliseconds, of the order that packs them best;
+- 4 bytes: the CRC32 of the record it encodes (its :func:`~engine_service.rules.record.dumps` bytes):
+  the game itself, checked after the replay, so a blob replayed by an engine that deals or orders
+  legal plays otherwise than the one that wrote it is refused, never read as another game;
 - 4 bytes: the CRC32 of everything before.
 
 Every way a blob can be wrong (truncated, corrupt, a newer version, plays that do not fit the
-match) raises :class:`CompactRecordError` naming what and where; a checksum mismatch is caught
-before anything is replayed.
+match, a replay that gives another game than was encoded) raises :class:`CompactRecordError`
+naming what and where; a checksum mismatch is caught before anything is replayed.
 
 >>> from engine_service.rules.rules import Rules
 >>> from engine_service.rules.record import dumps, match_record
@@ -101,7 +104,11 @@ def encode(record: Mapping[str, Any] | GameRecord, times_ms: Sequence[int] | Non
         raise CompactRecordError(f"record {rid}: {exc}") from None
     except (TablanetteError, KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
         raise CompactRecordError(f"record {rid}: cannot encode: {exc}") from None
-    if dumps(decode(blob)) != dumps(record):
+    try:
+        same = dumps(decode(blob)) == dumps(record)
+    except CompactRecordError:  # its replay is another game: the game's checksum says so
+        same = False
+    if not same:
         raise CompactRecordError(f"record {rid}: cannot encode: it would not decode to the same record")
     return blob
 
@@ -173,8 +180,14 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
         order = min(range(24), key=lambda k: _golomb_bits(times_ms, k))
         out.append(order + 1)
         _put_bytes(out, _golomb_pack(times_ms, order))
+    out += _game_digest(dumps(record))
     out += zlib.crc32(out).to_bytes(4, "big")
     return bytes(out)
+
+
+def _game_digest(dumped: str) -> bytes:
+    """The 4 bytes that tie a blob to the game it encodes: the CRC32 of the record's JSON."""
+    return zlib.crc32(dumped.encode()).to_bytes(4, "big")
 
 
 # ------------------------------------------------------------------ decode
@@ -276,10 +289,16 @@ def _decode(r: _Reader) -> CompactRecord:
         times = _golomb_unpack(r.bytes("the move times"), order - 1, n_plays)
         if times is None:
             raise CompactRecordError(f"compact record: {r.where()}: the move times do not hold {n_plays} times")
+    digest = r.fixed(4, "the game's checksum")
     if r.pos != len(r.data):
-        raise CompactRecordError(f"compact record: {len(r.data) - r.pos} bytes left over after the move times")
+        raise CompactRecordError(f"compact record: {len(r.data) - r.pos} bytes left over after the game's checksum")
     record = match_record(match, players, rid)
     record["rules"] = rules_obj  # the stored form, key order included (encode checked it is the engine's)
+    if _game_digest(dumps(record)) != digest:
+        raise CompactRecordError(
+            f"compact record {rid}: its replay is not the game that was encoded (the game's checksum differs): "
+            "the engine that replays it deals or orders legal plays otherwise than the one that wrote it"
+        )
     return CompactRecord(record, times)
 
 
@@ -338,6 +357,12 @@ class _Reader:
 
     def str(self, what: str) -> str:
         return self.bytes(what).decode("utf-8")
+
+    def fixed(self, n: int, what: str) -> bytes:
+        if self.pos + n > len(self.data):
+            raise CompactRecordError(f"compact record: truncated at byte {self.pos} (reading {what})")
+        self.pos += n
+        return self.data[self.pos - n : self.pos]
 
 
 def _put_varint(out: bytearray, n: int) -> None:
