@@ -54,8 +54,6 @@ VERSION = 1
 """The archive format this code writes and the newest it reads."""
 TABLES = ("matches", "deals", "plays")
 MANIFEST = "manifest.json"
-ARCHIVE_FIELD = "archive"
-"""The league's meta field that names its archive folder once the archive is verified (the mark)."""
 ARCHIVABLE = ("finished", "incomplete", "cancelled")
 ROW_GROUP = 128
 """Matches per row group: a replay reads one group of records, not the whole file."""

@@ -4,7 +4,7 @@
 :class:`store.results.LeagueResults` (whatever form Redis stores them in), writes
 its dataset into a temporary folder, fsyncs and renames it into place, verifies
 it (row counts, file hashes, every record's bytes), marks the league archived in
-Redis (the meta field :data:`store.archive.ARCHIVE_FIELD`) and only then deletes
+Redis (the meta field :data:`store.keys.ARCHIVE_FIELD`) and only then deletes
 its records from Redis. Killed at any step it loses nothing, and run again it
 finishes the job (``checkpoint`` names each step; the tests kill it there).
 
@@ -25,7 +25,6 @@ import redis
 
 from .archive import (
     ARCHIVABLE,
-    ARCHIVE_FIELD,
     ArchivedLeague,
     ArchiveError,
     Checkpoint,
@@ -34,7 +33,7 @@ from .archive import (
     write_dataset,
 )
 from .codec import text, text_map
-from .keys import Keys
+from .keys import ARCHIVE_FIELD, Keys
 from .results import LeagueResults
 
 

@@ -35,6 +35,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+ARCHIVE_FIELD = "archive"
+"""The league meta hash's field that names its archive folder once the archive is verified (the mark):
+its records have left Redis for ``store.archive``."""
+
 
 @dataclass(frozen=True)
 class Keys:
@@ -141,7 +145,7 @@ class LeagueKeys:
 
     @property
     def meta(self) -> str:
-        """Hash: the league's parameters, participants and status."""
+        """Hash: the league's parameters, participants and status (and, once archived, :data:`ARCHIVE_FIELD`)."""
         return self.base
 
     @property

@@ -12,17 +12,19 @@ import json
 import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 
 from engine_service.rules import GameRecord, RecordError, parse_record
 from engine_service.rules.compact import decode, decode_full, is_compact
 
-from .archive import ARCHIVE_FIELD, SHELF, ArchivedLeague
 from .codec import text, text_map
-from .keys import Keys, LeagueKeys
+from .keys import ARCHIVE_FIELD, Keys, LeagueKeys
 from .leagues import LeagueError
+
+if TYPE_CHECKING:  # the archive brings pyarrow: only a process that reads an archived league loads it
+    from .archive import ArchivedLeague
 
 MATCH_FIELDS = ("status", "seats", "result", "finished_at", "elo", "round", "error", "score")
 TROUBLE_FIELDS = ("first_error", "attempts", "interruptions", "interrupted", "waiting")
@@ -269,7 +271,11 @@ class LeagueResults:
     def archived(self, league_id: str) -> ArchivedLeague | None:
         """The league's archive once it is archived (its records then leave Redis), else None."""
         folder = self.r.hget(self.keys(league_id).meta, ARCHIVE_FIELD)
-        return None if folder is None else SHELF.open(text(folder))
+        if folder is None:
+            return None
+        from .archive import SHELF
+
+        return SHELF.open(text(folder))
 
     def _archived_records(self, league_id: str, archived: ArchivedLeague) -> Iterator[GameRecord]:
         """An archived league's records in plan order: from the archive, or from Redis for a match the

@@ -335,6 +335,14 @@ class _Reader:
         self.pos += 1
         return self.data[self.pos - 1]
 
+    def fixed(self, n: int, what: str) -> bytes:
+        """The next ``n`` bytes (defined before the methods named ``bytes`` and ``str``, which would shadow
+        the types in these annotations)."""
+        if self.pos + n > len(self.data):
+            raise CompactRecordError(f"compact record: truncated at byte {self.pos} (reading {what})")
+        self.pos += n
+        return self.data[self.pos - n : self.pos]
+
     def varint(self, what: str) -> int:
         value, shift = 0, 0
         while True:
@@ -357,12 +365,6 @@ class _Reader:
 
     def str(self, what: str) -> str:
         return self.bytes(what).decode("utf-8")
-
-    def fixed(self, n: int, what: str) -> bytes:
-        if self.pos + n > len(self.data):
-            raise CompactRecordError(f"compact record: truncated at byte {self.pos} (reading {what})")
-        self.pos += n
-        return self.data[self.pos - n : self.pos]
 
 
 def _put_varint(out: bytearray, n: int) -> None:

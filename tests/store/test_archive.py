@@ -25,9 +25,9 @@ from archive_kit import league_memory, played_league
 
 from cli.local import CLI
 from engine_service.rules import Rules, dumps, read_records, verify_record
-from store.archive import ARCHIVE_FIELD, SCHEMAS, ArchivedLeague, ArchiveError
+from store.archive import SCHEMAS, ArchivedLeague, ArchiveError
 from store.archiver import Archiver
-from store.keys import Keys
+from store.keys import ARCHIVE_FIELD, Keys
 from store.results import LeagueResults
 from web.app import create_app
 
