@@ -80,7 +80,7 @@ class ArenaSettings(BaseSettings):
     redis_sentinels: str = ""
     redis_master: str = Field("tablanette", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
     redis_wait_replicas: int = Field(0, ge=0, le=16)
-    redis_wait_ms: int = Field(1000, ge=10)
+    redis_wait_ms: int = Field(1000, ge=10, le=4000)  # under the client's 5 s socket timeout
     prefix: str = Field("tablanette", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
     # the engine service
     host: str = "127.0.0.1"

@@ -80,6 +80,14 @@ def _queued(collector: Collector) -> list[float]:
     return [s.value for family in collector.collect() for s in family.samples]
 
 
+def _settles_at(collector: Collector, want: list[float], timeout: float = 15.0) -> None:
+    """The figure reaches ``want`` (a publish or a requeue reaches RabbitMQ's count a moment later)."""
+    ends = time.monotonic() + timeout
+    while (got := _queued(collector)) != want:
+        assert time.monotonic() < ends, f"queue depth {got}, not {want}, after {timeout} s"
+        time.sleep(0.05)
+
+
 def test_a_league_on_rabbitmq_survives_a_worker_killed_mid_match(
     tmp_path: Path, broker: tuple[str, str | None]
 ) -> None:
@@ -138,14 +146,14 @@ def test_the_queue_depth_metric_reads_a_rabbitmq_queue(broker: tuple[str, str | 
             producer = Producer(conn.default_channel)
             for i in range(3):
                 producer.publish({"n": i}, exchange=queue.exchange, routing_key=name, declare=[queue])
-            assert _queued(collector) == [3.0]
+            _settles_at(collector, [3.0])
             taken = conn.default_channel.basic_get(name, no_ack=False)  # delivered, held unacknowledged
             assert taken is not None
-            assert _queued(collector) == [2.0]
+            _settles_at(collector, [2.0])
             collector.connection.connection.sock.shutdown(socket.SHUT_RDWR)  # the scrape's connection breaks
             assert _queued(collector) in ([], [2.0])
             assert _queued(collector) == [2.0]  # connected again
-        assert _queued(collector) == [3.0]  # the consumer's connection closed: its message is back
+        _settles_at(collector, [3.0])  # the consumer's connection closed: its message is back
     finally:
         collector.close()
         with Connection(url) as conn:
