@@ -52,11 +52,14 @@ def archive(
     names = [name] if name is not None else arch.due(older_than or 0)
     if not names:
         console.print(f"no league finished {older_than:g} day(s) ago or more is left to archive", highlight=False)
+    failed = []
     for league in names:
         try:
             report = arch.archive(league)
-        except (ArchiveError, RecordError) as exc:
-            fail(str(exc))
+        except (ArchiveError, RecordError, OSError) as exc:  # one league's trouble stops no other's
+            console.print(f"league {league}: not archived: {exc}", highlight=False, markup=False)
+            failed.append(league)
+            continue
         if report.already:
             console.print(f"league {league}: already archived in {report.folder}", highlight=False)
             continue
@@ -65,6 +68,8 @@ def archive(
             f"({report.bytes_on_disk:,} bytes); {report.records_deleted} removed from Redis",
             highlight=False,
         )
+    if failed:
+        fail(f"{len(failed)} league(s) not archived: {', '.join(failed)} (nothing of them was lost; run it again)")
 
 
 def export(
@@ -84,17 +89,22 @@ def export(
     names = [league] if league is not None else sorted(text(m) for m in arch.r.smembers(Keys(arch.prefix).leagues))
     if not names:
         fail("there are no leagues to export")
+    failed = []
     for name in names:
         try:
             manifest = arch.export(name, out / name)
-        except (ArchiveError, RecordError, LeagueError) as exc:
-            fail(str(exc))
+        except (ArchiveError, RecordError, LeagueError, OSError) as exc:  # the other leagues are still exported
+            console.print(f"league {name}: not exported: {exc}", highlight=False, markup=False)
+            failed.append(name)
+            continue
         rows = manifest["rows"]
         console.print(
             f"league {name}: {rows['matches']} match(es), {rows['deals']} deal(s), {rows['plays']} play(s) "
             f"written to {out / name}",
             highlight=False,
         )
+    if failed:
+        fail(f"{len(failed)} league(s) not exported: {', '.join(failed)}")
 
 
 def _export_jsonl(league: str, out: Path) -> None:
