@@ -78,6 +78,11 @@ app.conf.update(
 if metrics.amqp_broker(settings.broker_url):  # RabbitMQ: none of Redis's options; confirmed publishes
     app.conf.broker_transport_options = {"confirm_publish": True}
 if sentinel_target(settings.broker_url):  # Redis behind Sentinels: kombu's sentinel transport follows a failover
+    if settings.broker_url.startswith("rediss+"):  # kombu's sentinel transport would drop TLS without a word
+        sys.exit(
+            "tablanette worker: the broker: TLS to Redis behind Sentinels (rediss+sentinel://) is not supported "
+            "for the Celery queue; give TABLANETTE_BROKER_URL a plain redis+sentinel:// URL or RabbitMQ (amqps://)"
+        )
     try:
         check_sentinels(settings.broker_url)
     except SentinelError as exc:
