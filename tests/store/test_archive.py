@@ -127,7 +127,7 @@ def test_a_league_of_json_records_drops_by_95_percent_in_redis(arena: tuple[redi
     assert [dumps(r) for r in LeagueResults(client, prefix).records("old")] == before
 
 
-STEPS = ("read", "wrote matches", "wrote plays", "written", "renamed", "verified", "marked", "deleting")
+STEPS = ("read", "wrote matches", "wrote deals", "wrote plays", "written", "renamed", "verified", "marked", "deleting")
 
 KILLED_AT = """
 import os, signal, sys
