@@ -84,13 +84,7 @@ class Archiver:
         tmp = self.root / f".{league_id}.tmp-{os.getpid()}"
         write_dataset(tmp, league_id, finished, self.checkpoint)
         self.checkpoint("written")
-        if folder.exists():  # a complete archive from a run that crashed before the mark: replaced
-            old = self.root / f".{league_id}.old-{os.getpid()}"
-            folder.rename(old)
-            tmp.rename(folder)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(folder)
+        _put_in_place(tmp, folder)  # a complete archive from a run that crashed before the mark is replaced
         fsync(self.root)
         self.checkpoint("renamed")
         archived = ArchivedLeague(folder)
@@ -138,13 +132,7 @@ class Archiver:
         tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         manifest = write_dataset(tmp, league_id, self.finished(league_id), self.checkpoint)
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(out)
+        _put_in_place(tmp, out)
         return manifest
 
     def _delete_records(self, league_id: str, archived: ArchivedLeague) -> int:
@@ -179,3 +167,14 @@ class Archiver:
 
 def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
+
+
+def _put_in_place(tmp: Path, dest: Path) -> None:
+    """Rename the finished folder ``tmp`` to ``dest``, replacing what is there (moved aside first, then removed)."""
+    if dest.exists():
+        old = dest.parent / f".{dest.name}.old-{os.getpid()}"
+        dest.rename(old)
+        tmp.rename(dest)
+        shutil.rmtree(old)
+    else:
+        tmp.rename(dest)
