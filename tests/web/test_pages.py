@@ -37,10 +37,10 @@ def finished_ids(site: Site) -> list[str]:
 
 
 def record(site: Site, match_id: str) -> dict[str, Any]:
-    raw = site.arena.redis.hget(keys(site).records, match_id)
-    assert raw is not None, match_id
-    data: dict[str, Any] = json.loads(raw)
-    return data
+    """The match's record as the store gives it to every reader (decoded from its compact form)."""
+    rec = LeagueResults(site.arena.redis, site.arena.prefix).record(LEAGUE, match_id)
+    assert rec is not None, match_id
+    return dict(rec)
 
 
 def match_hash(site: Site, match_id: str) -> dict[str, Any]:
