@@ -19,23 +19,28 @@ from .deal import DealState, PlayRecord, finder_for, plays_for_card, score_piles
 from .errors import (
     GameOverError,
     IllegalPlayError,
+    IllegalPositionError,
     InvalidCardError,
     InvalidRulesError,
+    LuckError,
     RecordError,
     TablanetteError,
     TooManyPlaysError,
 )
+from .luck import DEFAULT_SAMPLES, LuckEvent, MatchLuck, luck_of_match, luck_of_record, margins
 from .match import FinishedDeal, Match, MatchResult
 from .observation import Observation
 from .play import Play
 from .record import dumps, loads, match_record, read_records, verify_record, write_records
 from .record_schema import FORMAT, DealEntry, GameRecord, Leftover, PlayEntry, ResultEntry, parse_record
 from .rules import DEFAULT_PRESET, PRESETS, Rules, parameter_names, parse_override
-from .shuffle import DealLayout, deal_layout, round_sizes, shuffled_deck
+from .shuffle import DealLayout, deal_layout, layout_of_deck, round_sizes, shuffled_deck
+from .value import check_position, position_value
 
 __all__ = [
     "CARDS",
     "DEFAULT_PRESET",
+    "DEFAULT_SAMPLES",
     "FORMAT",
     "FULL_DECK",
     "PRESETS",
@@ -49,10 +54,14 @@ __all__ = [
     "GameOverError",
     "GameRecord",
     "IllegalPlayError",
+    "IllegalPositionError",
     "InvalidCardError",
     "InvalidRulesError",
     "Leftover",
+    "LuckError",
+    "LuckEvent",
     "Match",
+    "MatchLuck",
     "MatchResult",
     "Observation",
     "Play",
@@ -65,12 +74,17 @@ __all__ = [
     "TooManyPlaysError",
     "card_names",
     "cards_of",
+    "check_position",
     "deal_layout",
     "dumps",
     "finder_for",
     "format_cards",
     "iter_mask",
+    "layout_of_deck",
     "loads",
+    "luck_of_match",
+    "luck_of_record",
+    "margins",
     "mask_of",
     "match_record",
     "parameter_names",
@@ -78,6 +92,7 @@ __all__ = [
     "parse_override",
     "parse_record",
     "plays_for_card",
+    "position_value",
     "read_records",
     "round_sizes",
     "score_piles",

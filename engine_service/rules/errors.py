@@ -35,3 +35,11 @@ class RecordError(TablanetteError):
 
 class TooManyPlaysError(TablanetteError):
     """A position with more capture sets than a caller's limit allows (only with an explicit limit)."""
+
+
+class IllegalPositionError(TablanetteError):
+    """A deal position that no legal deal can reach (cards twice, missing, or hands of impossible sizes)."""
+
+
+class LuckError(RecordError):
+    """A record the luck estimator does not rate: a forfeit or abort, or one that does not re-verify."""

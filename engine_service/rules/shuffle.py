@@ -107,9 +107,17 @@ def _words(seed: str, deal_index: int) -> Iterator[int]:
 
 def deal_layout(rules: Rules, seed: str, deal_index: int) -> DealLayout:
     """Deal ``deal_index`` of the match with ``seed`` (dealer rotates from seat 0)."""
+    return layout_of_deck(rules, shuffled_deck(seed, deal_index), deal_index % rules.players)
+
+
+def layout_of_deck(rules: Rules, deck: list[int], dealer: int) -> DealLayout:
+    """Deal a shuffled ``deck`` (top card first, all 52) as step 3 of the module doc says.
+
+    The luck estimator deals its sampled decks through this same function, so a
+    sample follows exactly the distribution of a real deal.
+    """
     n = rules.players
-    dealer = deal_index % n
-    stock = shuffled_deck(seed, deal_index)
+    stock = list(deck)
     order = [(dealer + 1 + k) % n for k in range(n)]
     pos = 0
     rounds: list[tuple[int, ...]] = []

@@ -1,0 +1,227 @@
+"""Luck and skill in a finished match: the deal's share of the score, taken out without bias.
+
+The arena knows every card, so it can say, at each *chance event* of a match,
+how much the cards that came helped each team compared with the cards that
+could have come. The chance events are the deal of the table and the first
+hands, and every later deal of hands from the stock. At each one the
+*correction* for a team is
+
+    V(position after the event) - mean of V(position after a sampled event), K samples
+
+where V is :func:`~engine_service.rules.value.value_unchecked` (the deal points a
+team can expect from a position) and each sample deals the same cards that
+could have been dealt, uniformly: for the first deal a freshly shuffled deck
+dealt by the engine's own procedure, for a later round the cards not yet seen
+(the stock and the other hands) shuffled and dealt again. A team's **luck** is
+the sum of its corrections, as a margin; its **skill** is its raw margin minus
+its luck.
+
+Why it is unbiased, for any bots: given everything before an event, the real
+cards dealt and each sample are draws from the same distribution (a bot sees
+neither the stock nor the other hands, so its plays carry no information about
+them). So ``E[V(real)] = E[V(sample)]`` and every correction has mean zero,
+whatever V is and whatever the bots do; their plays add no correction at all.
+The sum of the corrections has mean zero too (a match stops after a bounded
+number of deals). Skill is therefore the raw margin with mean-zero noise
+removed: on average exactly the raw margin, and with less spread the better V
+predicts the score.
+
+The margin of a team is its points minus the mean of the other teams' points
+(for two teams, the usual difference); the same map turns corrections into luck.
+The samples come from a generator seeded by the record's deal seed, the deal and
+the round, so the same record gives the same numbers, and the two games of a
+mirrored pair share their first-deal samples.
+
+>>> from engine_service.rules.rules import Rules
+>>> from engine_service.rules.match import Match
+>>> m = Match(Rules.preset("tablic", target=20), seed="doc")
+>>> while not m.is_over:
+...     _ = m.play(m.legal_plays()[0])
+>>> luck = luck_of_match(m, "doc")
+>>> all(abs(r - (lk + s)) < 1e-9 for r, lk, s in zip(luck.raw, luck.luck, luck.skill))
+True
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .cards import FULL_DECK, iter_mask
+from .deal import DealState
+from .errors import LuckError, RecordError
+from .match import FinishedDeal, Match
+from .record import verify_record
+from .record_schema import GameRecord
+from .rules import Rules
+from .shuffle import layout_of_deck
+from .value import value_unchecked
+
+DEFAULT_SAMPLES = 8
+"""Sampled outcomes per chance event (the arena's setting; any K >= 1 is unbiased)."""
+
+NORMAL_ENDS = ("target", "deals")
+
+
+@dataclass(frozen=True)
+class LuckEvent:
+    """One chance event: the deal, the round dealt (0: the table and the first hands), the correction
+    per team (deal points), and each team's luck margin so far (this event included)."""
+
+    deal: int
+    round: int
+    correction: tuple[float, ...]
+    luck: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class MatchLuck:
+    """Luck and skill of one finished match, per team (``teams[t]`` lists team ``t``'s seats).
+
+    ``raw``, ``luck`` and ``skill`` are margins in match points: a team's value minus
+    the mean of the other teams'; ``raw = luck + skill`` for every team.
+    """
+
+    record_id: str
+    teams: tuple[tuple[int, ...], ...]
+    points: tuple[int, ...]
+    raw: tuple[float, ...]
+    luck: tuple[float, ...]
+    skill: tuple[float, ...]
+    events: tuple[LuckEvent, ...]
+    samples: int
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (numbers rounded to 1/1000 of a point)."""
+        return {
+            "record_id": self.record_id,
+            "teams": [list(t) for t in self.teams],
+            "points": list(self.points),
+            "raw": _rounded(self.raw),
+            "luck": _rounded(self.luck),
+            "skill": _rounded(self.skill),
+            "samples": self.samples,
+            "events": [
+                {"deal": e.deal, "round": e.round, "correction": _rounded(e.correction), "luck": _rounded(e.luck)}
+                for e in self.events
+            ],
+        }
+
+
+def _rounded(values: Sequence[float]) -> list[float]:
+    return [round(v, 3) for v in values]
+
+
+def margins(values: Sequence[float]) -> tuple[float, ...]:
+    """Each team's value minus the mean of the others' (a difference for two teams)."""
+    total, others = sum(values), len(values) - 1
+    return tuple(v - (total - v) / others for v in values)
+
+
+def luck_of_record(record: Mapping[str, Any] | GameRecord, samples: int = DEFAULT_SAMPLES) -> MatchLuck:
+    """Luck and skill of a ``tablanette-record/1`` record (a dict or :class:`GameRecord`).
+
+    The record is re-verified first. Raises :class:`LuckError` for a record that does
+    not verify, or that ended by a forfeit or abort (no correction is invented for those).
+    """
+    rid = str(record.get("id", "?")) if isinstance(record, Mapping) else "?"
+    try:
+        match = verify_record(record)
+    except RecordError as exc:
+        raise LuckError(f"no luck estimate: {exc}") from None
+    return luck_of_match(match, rid, samples)
+
+
+def luck_of_match(match: Match, record_id: str = "", samples: int = DEFAULT_SAMPLES) -> MatchLuck:
+    """Luck and skill of a finished :class:`Match` (trusted: played or replayed by the engine)."""
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise LuckError(f"samples must be a whole number >= 1, got {samples!r}")
+    result = match.result
+    if result is None:
+        raise LuckError(f"record {record_id}: the match is not over")
+    if result.reason not in NORMAL_ENDS:
+        raise LuckError(
+            f"record {record_id}: the match ended by {result.reason}; luck is estimated only for "
+            "matches played to their end"
+        )
+    rules = match.rules
+    total = [0.0] * rules.team_count
+    events: list[LuckEvent] = []
+    for k, deal in enumerate(match.deals):
+        rng = random.Random(f"tablanette-luck/1|{match.seed}|{k}")
+        for rnd, correction in deal_corrections(rules, deal, rng, samples):
+            total = [a + b for a, b in zip(total, correction, strict=True)]
+            events.append(LuckEvent(k, rnd, tuple(correction), margins(total)))
+    raw = margins([float(p) for p in match.totals])
+    luck = margins(total)
+    return MatchLuck(
+        record_id,
+        rules.teams,
+        tuple(match.totals),
+        raw,
+        luck,
+        tuple(r - lk for r, lk in zip(raw, luck, strict=True)),
+        tuple(events),
+        samples,
+    )
+
+
+def deal_corrections(
+    rules: Rules, deal: FinishedDeal, rng: random.Random, samples: int
+) -> list[tuple[int, list[float]]]:
+    """(round, correction per team) for each chance event of one played deal, in order."""
+    state = DealState(rules, deal.layout)
+    out = [(0, first_deal_correction(state, rng, samples))]
+    for play in deal.plays:
+        before = state.round
+        state.push(play.card, play.mask)
+        if state.round != before:
+            out.append((state.round, redeal_correction(state, rng, samples)))
+    if not state.over or tuple(state.score()) != deal.score:
+        raise LuckError("a deal's plays do not replay to its recorded score")
+    return out
+
+
+def first_deal_correction(state: DealState, rng: random.Random, samples: int) -> list[float]:
+    """V(the real table and first hands) minus the mean V of ``samples`` decks shuffled and dealt anew."""
+    rules, dealer = state.rules, state.layout.dealer
+    deck = list(range(52))
+    baseline = [0.0] * rules.team_count
+    for _ in range(samples):
+        rng.shuffle(deck)
+        value = value_unchecked(DealState(rules, layout_of_deck(rules, deck, dealer)))
+        baseline = [a + b for a, b in zip(baseline, value, strict=True)]
+    actual = value_unchecked(state)
+    return [a - b / samples for a, b in zip(actual, baseline, strict=True)]
+
+
+def redeal_correction(state: DealState, rng: random.Random, samples: int) -> list[float]:
+    """V(the hands really dealt) minus the mean V of ``samples`` deals of the unseen cards.
+
+    ``state`` is the position just after a new round's hands were dealt: every card
+    that is neither on the table nor in a pile could have been in any hand.
+    """
+    taken = state.table
+    for pile in state.piles:
+        taken |= pile
+    unseen = list(iter_mask(FULL_DECK & ~taken))
+    size = state.hands[state.turn].bit_count()
+    n = state.rules.players
+    baseline = [0.0] * state.rules.team_count
+    for _ in range(samples):
+        rng.shuffle(unseen)
+        sample = state.copy()
+        sample.hands = [_mask(unseen[s * size : (s + 1) * size]) for s in range(n)]
+        value = value_unchecked(sample)
+        baseline = [a + b for a, b in zip(baseline, value, strict=True)]
+    actual = value_unchecked(state)
+    return [a - b / samples for a, b in zip(actual, baseline, strict=True)]
+
+
+def _mask(cards: list[int]) -> int:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
