@@ -38,9 +38,11 @@ from .shuffle import round_sizes
 class ValueTables:
     """Per-rules lookup tables: card values by byte of a mask, trail costs, suit masks."""
 
-    __slots__ = ("card_weight", "chunks", "points", "trail_cost")
+    __slots__ = ("captures", "card_weight", "chunks", "points", "trail_cost")
 
     def __init__(self, rules: Rules) -> None:
+        self.captures: dict[tuple[int, int], list[int]] = {}
+        """Capture masks by (table, card), remembered across play-outs (cleared when large)."""
         self.card_weight = rules.most_cards / (52 / rules.team_count / 2 + 1)
         points = rules._card_points_table
         weights = [points[c] + self.card_weight for c in range(52)]
@@ -85,28 +87,37 @@ def tables_for(rules: Rules) -> ValueTables:
     return tables
 
 
-def greedy_play(state: DealState) -> tuple[int, int]:
+def greedy_play(state: DealState, tables: ValueTables | None = None) -> tuple[int, int]:
     """The reference policy's play in ``state``: (card, captured mask), the first best in canonical order."""
     rules, table, finder = state.rules, state.table, state.finder
-    tables = tables_for(rules)
+    if tables is None:
+        tables = tables_for(rules)
+    chunks, trail_cost, memo = tables.chunks, tables.trail_cost, tables.captures
+    sweeping, optional = rules.jack_sweeps, rules.capture_optional
     sweep_ok = rules.last_play_tabla or not state.is_last_play
     best_card, best_mask, best = -1, 0, -math.inf
     for card in iter_mask(state.hands[state.turn]):
-        if card >> 2 == JACK and rules.jack_sweeps:
+        if sweeping and card >> 2 == JACK:
             masks = [table]
         else:
-            masks = finder.capture_masks(table, card)
+            key = (table, card)
+            found = memo.get(key)
+            if found is None:
+                if len(memo) > 100_000:
+                    memo.clear()
+                found = memo[key] = finder.capture_masks(table, card)
+            masks = found
             if not masks:
                 masks = [0]
-            elif rules.capture_optional:
+            elif optional:
                 masks = [0, *masks]
         for mask in masks:
             if mask:
-                v = mask_sum(tables.chunks, mask | 1 << card)
+                v = mask_sum(chunks, mask | 1 << card)
                 if mask == table and sweep_ok:
                     v += sweep_bonus(rules, card, table)
             else:
-                v = -tables.trail_cost[card]
+                v = -trail_cost[card]
             if v > best:
                 best_card, best_mask, best = card, mask, v
     return best_card, best_mask
@@ -125,8 +136,9 @@ def value_unchecked(state: DealState) -> list[float]:
     """:func:`position_value` without the check (the estimator's hot path; it builds legal positions)."""
     played = state.copy()
     start = played.round
+    tables = tables_for(state.rules)
     while not played.over and played.round == start:
-        card, mask = greedy_play(played)
+        card, mask = greedy_play(played, tables)
         played.push(card, mask)
     if played.over:
         return [float(x) for x in played.score()]
