@@ -8,17 +8,19 @@ the match with the engine and rebuilds the record, equal to the one encoded (the
 :func:`~engine_service.rules.record.dumps` bytes). :func:`encode` checks that before it returns, so
 a record it cannot rebuild exactly is refused, never stored wrong.
 
-The format (version 1; docs/records.md, "Compact records", has the byte layout):
+The format (version 2, which writes; version 1 is still read; docs/records.md, "Compact records",
+has the byte layout):
 
 - byte 0: ``0xC0 | version``; a stored record that starts with ``{`` is the JSON itself;
 - varints (LEB128) and strings (varint length, UTF-8): the preset (a one-byte code, or 255 and
   its name), the rules' overrides as compact JSON (empty: none), the id, the seed (as the length
-  it shares with the id's start, then the rest), the players, how the match ended, the number of
-  plays, the positions of the timeout plays;
+  it shares with the id's start, then the rest, packed two digits a byte when it is hex), the
+  players, how the match ended, the number of plays, the positions of the timeout plays;
 - the play indexes as one mixed-radix number: play *i*, made among *n_i* legal plays in the
   engine's canonical order (:meth:`Match.legal_plays`), is digit *i* of base *n_i*, so a match
   costs ``ceil(sum(log2 n_i))`` bits, and a forced play (one legal play) nothing;
-- the move times, if kept: Exp-Golomb codes of milliseconds, of the order that packs them best;
+- the move times, if kept: range-coded with a model per seat that learns as it goes
+  (:mod:`.timecode`; version 1 kept Exp-Golomb codes);
 - 4 bytes: the CRC32 of the record it encodes (its :func:`~engine_service.rules.record.dumps` bytes):
   the game itself, checked after the replay, so a blob replayed by an engine that deals or orders
   legal plays otherwise than the one that wrote it is refused, never read as another game;
@@ -51,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import timecode
 from .errors import RecordError, TablanetteError
 from .match import Match
 from .play import Play
@@ -58,14 +61,19 @@ from .record import dumps, match_record
 from .record_schema import GameRecord
 from .rules import Rules
 
-VERSION = 1
-"""The compact format this module writes (and the newest it reads)."""
+VERSION = 2
+"""The compact format this module writes (and the newest it reads; it reads version 1 too)."""
+READS = (1, 2)
 MAGIC = 0xC0
 """Byte 0 is ``MAGIC | VERSION``: never ``{`` (0x7B), so a reader tells a blob from a JSON record."""
 PRESET_CODES = ("tablic", "tablanette-1939", "tablic-pagat", "tablanette-ro", "pisti")
 """Version 1's one-byte preset codes (fixed for good: a new preset is written by name, code 255)."""
 _BY_NAME = {name: code for code, name in enumerate(PRESET_CODES)}
 _NAMED = 255
+_SEED_TEXT, _SEED_HEX = 0, 1
+"""Version 2's forms of the seed after what it shares with the id: UTF-8 text, or packed hex."""
+_TIMES_CODED = 1
+"""Version 2's move-times form: :mod:`.timecode` (0: no times)."""
 _END_NATURAL, _END_ABORTED, _END_FORFEIT = 0, 1, 2
 """How a match ended (a byte): by its rules (target, deals, the 1000-deal abort), aborted, or 2 + the
 seat that forfeited."""
@@ -130,7 +138,10 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
     _put_str(out, rid)
     shared = _shared_prefix(rid, seed)
     _put_varint(out, shared)
-    _put_str(out, seed[shared:])
+    rest = seed[shared:]
+    hexed = len(rest) % 2 == 0 and rest == rest.lower() and all(c in "0123456789abcdef" for c in rest)
+    out.append(_SEED_HEX if hexed else _SEED_TEXT)
+    _put_bytes(out, bytes.fromhex(rest) if hexed else rest.encode("utf-8"))
     _put_varint(out, len(players))
     for p in players:
         _put_str(out, p)
@@ -177,9 +188,8 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
     else:
         if len(times_ms) != len(plays) or any(not isinstance(t, int) or t < 0 for t in times_ms):
             raise CompactRecordError(f"times_ms must be {len(plays)} non-negative integers (one per play)")
-        order = min(range(24), key=lambda k: _golomb_bits(times_ms, k))
-        out.append(order + 1)
-        _put_bytes(out, _golomb_pack(times_ms, order))
+        out.append(_TIMES_CODED)
+        _put_bytes(out, timecode.pack(times_ms, [p["seat"] for p in plays]))
     out += _game_digest(dumps(record))
     out += zlib.crc32(out).to_bytes(4, "big")
     return bytes(out)
@@ -225,12 +235,13 @@ def _checked_body(blob: bytes) -> bytes:
             f"compact record: checksum mismatch (stored 0x{stored:08x}, computed 0x{computed:08x}): "
             "the blob is corrupt or truncated"
         )
-    if head & 0x0F != VERSION:
-        raise CompactRecordError(f"compact record: version {head & 0x0F} is not one this reader knows ({VERSION})")
+    if head & 0x0F not in READS:
+        raise CompactRecordError(f"compact record: version {head & 0x0F} is not one this reader knows {READS}")
     return blob[:-4]
 
 
 def _decode(r: _Reader) -> CompactRecord:
+    version = r.data[0] & 0x0F
     r.pos = 1
     code = r.byte("the preset")
     name = r.str("the preset name") if code == _NAMED else _preset_name(code)
@@ -243,7 +254,7 @@ def _decode(r: _Reader) -> CompactRecord:
     shared = r.varint("the seed")
     if shared > len(rid):
         raise CompactRecordError(f"compact record: {r.where()}: the seed shares {shared} characters with a shorter id")
-    seed = rid[:shared] + r.str("the seed")
+    seed = rid[:shared] + (r.str("the seed") if version == 1 else _seed_rest(r))
     n_players = r.varint("the number of players")
     if not 2 <= n_players <= 4:
         raise CompactRecordError(f"compact record: {r.where()}: {n_players} players (2 to 4)")
@@ -263,9 +274,11 @@ def _decode(r: _Reader) -> CompactRecord:
         autos.add(at)
     number = int.from_bytes(r.bytes("the plays"), "big")
     match = Match(rules, seed)
+    seats: list[int] = []
     for i in range(n_plays):
         if match.is_over:
             raise CompactRecordError(f"compact record: play {i} of {n_plays}: the match is already over")
+        seats.append(match.turn)
         if i in autos:
             match.push(match.timeout_play(), auto=True)
             continue
@@ -283,12 +296,7 @@ def _decode(r: _Reader) -> CompactRecord:
         match.abort()
     else:
         match.forfeit(end - _END_FORFEIT)
-    order = r.byte("the move times")
-    times = None
-    if order:
-        times = _golomb_unpack(r.bytes("the move times"), order - 1, n_plays)
-        if times is None:
-            raise CompactRecordError(f"compact record: {r.where()}: the move times do not hold {n_plays} times")
+    times = _read_times(r, version, seats)
     digest = r.fixed(4, "the game's checksum")
     if r.pos != len(r.data):
         raise CompactRecordError(f"compact record: {len(r.data) - r.pos} bytes left over after the game's checksum")
@@ -300,6 +308,35 @@ def _decode(r: _Reader) -> CompactRecord:
             "the engine that replays it deals or orders legal plays otherwise than the one that wrote it"
         )
     return CompactRecord(record, times)
+
+
+def _seed_rest(r: _Reader) -> str:
+    """The seed after what it shares with the id (version 2: lowercase hex packed two digits a byte)."""
+    kind = r.byte("the seed's form")
+    if kind not in (_SEED_TEXT, _SEED_HEX):
+        raise CompactRecordError(f"compact record: {r.where()}: unknown seed form {kind}")
+    raw = r.bytes("the seed")
+    return raw.hex() if kind == _SEED_HEX else raw.decode("utf-8")
+
+
+def _read_times(r: _Reader, version: int, seats: list[int]) -> tuple[int, ...] | None:
+    """The move times, if the blob keeps them (version 1: Exp-Golomb; 2: :mod:`.timecode`)."""
+    form = r.byte("the move times")
+    if not form:
+        return None
+    data = r.bytes("the move times")
+    if version == 1:
+        times = _golomb_unpack(data, form - 1, len(seats))
+    elif form == _TIMES_CODED:
+        try:
+            times = tuple(timecode.unpack(data, seats))
+        except ValueError:
+            times = None
+    else:
+        raise CompactRecordError(f"compact record: {r.where()}: unknown move-times form {form}")
+    if times is None:
+        raise CompactRecordError(f"compact record: {r.where()}: the move times do not hold {len(seats)} times")
+    return times
 
 
 def _end_code(result: Mapping[str, Any]) -> int:
@@ -392,20 +429,9 @@ def _shared_prefix(a: str, b: str) -> int:
     return n
 
 
-def _golomb_bits(values: Sequence[int], k: int) -> int:
-    """Bits of the order-``k`` Exp-Golomb codes of ``values``."""
-    return sum(2 * (v + (1 << k)).bit_length() - 1 - k for v in values)
-
-
-def _golomb_pack(values: Sequence[int], k: int) -> bytes:
-    """Order-``k`` Exp-Golomb codes, most significant bit first, padded with 1s to a whole byte."""
-    bits = "".join("0" * ((v + (1 << k)).bit_length() - 1 - k) + format(v + (1 << k), "b") for v in values)
-    bits += "1" * (-len(bits) % 8)
-    return int(bits, 2).to_bytes(len(bits) // 8, "big") if bits else b""
-
-
 def _golomb_unpack(data: bytes, k: int, count: int) -> tuple[int, ...] | None:
-    """``count`` codes of :func:`_golomb_pack`, or None if the bits do not hold exactly that many."""
+    """``count`` order-``k`` Exp-Golomb codes (version 1's move times: most significant bit first,
+    padded with 1s to a whole byte), or None if the bits do not hold exactly that many."""
     bits = "".join(format(b, "08b") for b in data)
     out: list[int] = []
     pos = 0
