@@ -50,9 +50,9 @@ def bench_league(arena: Arena, bots: list[str], games: int, name: str = "bench")
     _cli(arena, "league", "start", name, "--window", "0")
     keys = Keys(arena.prefix).league(name)
     ids = [text(m) for m in arena.redis.lrange(keys.plan, 0, -1)]
-    queued = [float(arena.redis.hget(keys.match(m), "queued_at") or 0) for m in ids]
+    started = [float(arena.redis.hget(keys.match(m), "started_at") or 0) for m in ids]
     finished = [float(arena.redis.hget(keys.match(m), "finished_at") or 0) for m in ids]
-    elapsed = max(finished) - min(queued)  # first enqueue to last commit, CLI start-up excluded
+    elapsed = max(finished) - min(started)  # first match started to last commit, CLI start-up excluded
     raw = arena.redis.hgetall(keys.records)
     moves = sum(len(d["plays"]) for rec in raw.values() for d in stored_record(rec, "bench")["deals"])
     return elapsed, len(raw), moves

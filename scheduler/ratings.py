@@ -88,9 +88,10 @@ class Outcome:
         return {"m": self.match_id, "u": self.unit, "t": teams, "p": list(self.placing), "s": list(self.points)}
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Outcome:
-        teams = tuple(tuple(t) for t in d["t"])
-        return cls(d["m"], d["u"], teams, tuple(float(p) for p in d["p"]), tuple(d["s"]))
+    def from_json(cls, d: dict[str, Any] | list[Any]) -> Outcome:
+        """From :meth:`to_json`'s object, or the ledger's list ``[m, u, t, p, s]`` (the same, positional)."""
+        m, u, t, p, s = (d["m"], d["u"], d["t"], d["p"], d["s"]) if isinstance(d, dict) else d
+        return cls(m, u, tuple(tuple(team) for team in t), tuple(float(x) for x in p), tuple(s))
 
 
 @dataclass(frozen=True)

@@ -162,11 +162,14 @@ class LeagueKeys:
         return f"{self.base}:lease:{match_id}"
 
     def state_set(self, state: str) -> str:
-        """Set of the match ids in ``state`` (queued, running, done or failed)."""
+        """Set of the match ids in ``state`` (queued, running or failed; a done match is in
+        :attr:`finished_order`, which counts them)."""
         return f"{self.base}:{state}"
 
     @property
     def done(self) -> str:
+        """Legacy: the set of done match ids a league written before the finished list counted them
+        kept (never written now: a league's done count is the length of :attr:`finished_order`)."""
         return self.state_set("done")
 
     @property
@@ -192,11 +195,14 @@ class LeagueKeys:
         return f"{self.base}:h2h-games"
 
     def trend(self, bot: str) -> str:
-        """The bot's last 30 ratings (capped list, for the ladder's sparklines)."""
+        """Legacy: the bot's last 30 ratings, as leagues written before :meth:`bot_matches` held them
+        kept them (read if present, never written now)."""
         return f"{self.base}:trend:{bot}"
 
     def bot_matches(self, bot: str) -> str:
-        """List of the match ids ``bot`` played, in the order they finished."""
+        """List of the matches ``bot`` played, in the order they finished, one entry each:
+        ``match<TAB>rating after`` (to 0.01; when it finished is in its :meth:`match`; a league written
+        before kept the bare match id here and the rest in :meth:`history` and :meth:`trend`)."""
         return f"{self.base}:bot-matches:{bot}"
 
     @property
@@ -214,7 +220,8 @@ class LeagueKeys:
         return f"{self.base}:stats:{bot}"
 
     def history(self, bot: str) -> str:
-        """List of JSON ``{match, rating, delta, at}``: every rating change of the bot."""
+        """Legacy: a list of JSON ``{match, rating, delta, at}``, every rating change of the bot, as
+        leagues written before :meth:`bot_matches` held them kept them (read if present, never written now)."""
         return f"{self.base}:history:{bot}"
 
     @property

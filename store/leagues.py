@@ -326,7 +326,11 @@ class LeagueStore:
         added = 0
         for start in range(0, len(matches), 500):
             chunk = matches[start : start + 500]
-            args = [x for m in chunk for x in (m.match_id, json.dumps(list(m.seats)), m.seed, m.round)]
+            args = [
+                x
+                for m in chunk
+                for x in (m.match_id, json.dumps(list(m.seats), separators=(",", ":")), m.seed, m.round)
+            ]
             added += int(self._extend(keys=[keys.plan, *(keys.match(m.match_id) for m in chunk)], args=args))
         return added
 
@@ -397,11 +401,11 @@ class LeagueStore:
         return text_map(self.r.hgetall(self.keys(league_id).match(match_id)))
 
     def mark_queued(self, league_id: str, match_id: str) -> None:
-        self.ledger.set_state(self.keys(league_id), match_id, "queued", queued_at=time.time())
+        self.ledger.set_state(self.keys(league_id), match_id, "queued", queued_at=f"{time.time():.3f}")
 
     def mark_all_queued(self, league_id: str, match_ids: list[str]) -> None:
         """:meth:`mark_queued` for many matches, in one round trip."""
-        self.ledger.set_states(self.keys(league_id), match_ids, "queued", queued_at=time.time())
+        self.ledger.set_states(self.keys(league_id), match_ids, "queued", queued_at=f"{time.time():.3f}")
 
     def cancel(self, league_id: str) -> None:
         self.load(league_id)
@@ -494,7 +498,7 @@ class LeagueStore:
     def requeue(self, league_id: str, match_id: str, reason: str) -> bool:
         """Put an interrupted match back in the queue (counted in ``interruptions``, never in ``attempts``)."""
         keys = self.keys(league_id)
-        if not self.ledger.set_state(keys, match_id, "queued", interrupted=reason, queued_at=time.time()):
+        if not self.ledger.set_state(keys, match_id, "queued", interrupted=reason, queued_at=f"{time.time():.3f}"):
             return False  # it finished meanwhile
         self.r.hincrby(keys.match(match_id), "interruptions", 1)
         return True
@@ -524,7 +528,8 @@ class LeagueStore:
         pipe = self.r.pipeline(transaction=False)
         pipe.hgetall(keys.meta)
         pipe.llen(keys.plan)
-        for state in ("done", "failed", "running", "queued"):
+        pipe.llen(keys.finished_order)
+        for state in ("failed", "running", "queued"):
             pipe.scard(keys.state_set(state))
         pipe.hgetall(keys.absent)
         pipe.hgetall(keys.quarantine)

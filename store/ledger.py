@@ -18,6 +18,8 @@ Both scripts are registered once per client and name every key they touch in
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import logging
 import time
@@ -37,13 +39,13 @@ log = logging.getLogger("tablanette.store")
 MATCH_STATES = ("queued", "running", "failed")
 """The states a match moves through before it is done (each has a set of match ids)."""
 
-# KEYS: match, ladder, h2h, h2h-games, records, finished, queued, running, failed, done, lease, outcomes,
-#       then per seat: stats, bot-matches, trend, history.
+# KEYS: match, ladder, h2h, h2h-games, records, finished, queued, running, failed, lease, outcomes,
+#       then per seat: stats, bot-matches.
 # ARGV: match id, record, result, bots, teams, placing, totals, conduct, k, initial, now, winner, lease token,
 #       outcome.
 _COMMIT = """
 local mkey, ladder, h2h, h2h_games, records, finished = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local lease = KEYS[11]
+local lease = KEYS[10]
 local mid, lease_token = ARGV[1], ARGV[13]
 -- done already: written again (it stays done) so a WAIT after this call covers the commit that made it done
 if redis.call('HGET', mkey, 'status') == 'done' then redis.call('HSET', mkey, 'status', 'done') return 0 end
@@ -55,7 +57,7 @@ local totals = cjson.decode(ARGV[7])
 local conduct = cjson.decode(ARGV[8])
 local k, initial, now, winner = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], tonumber(ARGV[12])
 local n = #bots
-local function seat_key(i, j) return KEYS[12 + (i - 1) * 4 + j] end
+local function seat_key(i, j) return KEYS[11 + (i - 1) * 2 + j] end
 local rating, delta, opponents = {}, {}, 0
 for i = 1, n do
   rating[i] = tonumber(redis.call('ZSCORE', ladder, bots[i]) or initial)
@@ -84,7 +86,7 @@ local changes = {}
 for i = 1, n do
   local new = rating[i] + delta[i]
   redis.call('ZADD', ladder, string.format('%.6f', new), bots[i])
-  local skey, trend = seat_key(i, 1), seat_key(i, 3)
+  local skey = seat_key(i, 1)
   local team = teams[i]
   redis.call('HINCRBY', skey, 'games', 1)
   if winner < 0 then redis.call('HINCRBY', skey, 'draws', 1)
@@ -95,20 +97,16 @@ for i = 1, n do
   redis.call('HINCRBY', skey, 'illegal', conduct[i]['illegal'])
   if conduct[i]['forfeit'] then redis.call('HINCRBY', skey, 'forfeits', 1) end
   redis.call('HSET', skey, 'last_played', now)
-  redis.call('RPUSH', seat_key(i, 2), mid)
-  redis.call('RPUSH', trend, string.format('%.1f', new))
-  redis.call('LTRIM', trend, -30, -1)
-  redis.call('RPUSH', seat_key(i, 4),
-    cjson.encode({match = mid, rating = new, delta = delta[i], at = tonumber(now)}))
-  changes[i] = string.format('%.6f', delta[i])
+  redis.call('RPUSH', seat_key(i, 2), string.format('%s\\t%.2f', mid, new))
+  changes[i] = string.format('%.2f', delta[i])
 end
 redis.call('HSET', records, mid, ARGV[2])
+redis.call('HDEL', mkey, 'worker', 'waiting', 'starts', 'queued_at', 'seed')
 redis.call('HSET', mkey, 'status', 'done', 'result', ARGV[3], 'finished_at', now,
-           'elo', cjson.encode(changes), 'score', ARGV[7])
+           'elo', '[' .. table.concat(changes, ',') .. ']', 'score', ARGV[7])
 for s = 7, 9 do redis.call('SREM', KEYS[s], mid) end
-redis.call('SADD', KEYS[10], mid)
 redis.call('RPUSH', finished, mid)
-redis.call('RPUSH', KEYS[12], ARGV[14])
+redis.call('RPUSH', KEYS[11], ARGV[14])
 return 1
 """
 
@@ -189,28 +187,28 @@ class Ledger:
         winner = result["winner"]
         teams = [rules.team_of(s) for s in range(rules.players)]
         placed = placing(record["score"], winner, forfeit_team)
-        outcome = {
-            "m": match_id,
-            "u": unit or match_id,
-            "t": [[bots[s] for s in team] for team in rules.teams],
-            "p": placed,
-            "s": record["score"],
-        }
+        outcome = [  # scheduler.ratings.Outcome, positional: match, unit, teams, placing, points
+            match_id,
+            unit or match_id,
+            [[bots[s] for s in team] for team in rules.teams],
+            [int(p) for p in placed],  # whole numbers (points, or the winner's and forfeit's 1e9)
+            record["score"],
+        ]
         args: list[str | bytes | int | float] = [
             match_id,
             record_value(record, times_ms),
-            json.dumps(result),
-            json.dumps(list(bots)),
-            json.dumps(teams),
-            json.dumps(placed),
-            json.dumps(record["score"]),
+            _compact_json(result),
+            _compact_json(list(bots)),
+            _compact_json(teams),
+            _compact_json(placed),
+            _compact_json(record["score"]),
             json.dumps(list(conduct)),
             k,
             initial,
             f"{time.time():.3f}",
             -1 if winner is None else winner,
             lease_token,
-            json.dumps(outcome, separators=(",", ":")),
+            _compact_json(outcome),
         ]
         stored = self._replicated_commit(commit_keys(keys, match_id, bots), args, match_id)
         if stored < 0:
@@ -264,13 +262,21 @@ def record_value(record: GameRecord, times_ms: Sequence[int] | None = None) -> b
         return json.dumps(record, separators=(",", ":")).encode()
 
 
+def _compact_json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
 def mirror_unit(seed: str, bots: Sequence[str]) -> str:
-    """The mirrored group a match belongs to: its deal seed and its bots (mirrored games share both).
+    """The mirrored group a match belongs to: its deal seed and its bots (mirrored games share both),
+    as 12 characters (72 bits of a BLAKE2b digest: only equality matters, and every outcome keeps one).
 
     >>> mirror_unit("spring/r1/p2", ["b", "a"]) == mirror_unit("spring/r1/p2", ["a", "b"])
     True
+    >>> mirror_unit("spring/r1/p2", ["a", "b"]) != mirror_unit("spring/r1/p3", ["a", "b"])
+    True
     """
-    return f"{seed}|{'+'.join(sorted(set(bots)))}"
+    digest = hashlib.blake2b(f"{seed}|{'+'.join(sorted(set(bots)))}".encode(), digest_size=9).digest()
+    return base64.urlsafe_b64encode(digest).decode()
 
 
 def state_keys(keys: LeagueKeys, match_id: str) -> list[str]:
@@ -287,12 +293,12 @@ def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[st
         keys.head_to_head_games,
         keys.records,
         keys.finished_order,
-        *(keys.state_set(s) for s in (*MATCH_STATES, "done")),
+        *(keys.state_set(s) for s in MATCH_STATES),
         keys.lease(match_id),
         keys.outcomes,
     ]
     for bot in bots:
-        out += [keys.stats(bot), keys.bot_matches(bot), keys.trend(bot), keys.history(bot)]
+        out += [keys.stats(bot), keys.bot_matches(bot)]
     return out
 
 

@@ -125,16 +125,34 @@ class LeagueResults:
         keys = self.keys(league_id)
         pipe = self.r.pipeline(transaction=False)
         for bot in bots:
-            pipe.lrange(keys.trend(bot), -points, -1)
-        return [[float(x) for x in trend] for trend in pipe.execute()]
+            pipe.lrange(keys.trend(bot), -points, -1)  # a league written before bot-matches held ratings
+            pipe.lrange(keys.bot_matches(bot), -points, -1)
+        got = pipe.execute()
+        return [
+            [float(x) for x in legacy] if legacy else [entry["rating"] for entry in _played(entries)]
+            for legacy, entries in zip(got[::2], got[1::2], strict=True)
+        ]
 
     def history(self, league_id: str, bot: str, max_points: int) -> tuple[list[dict[str, Any]], int]:
-        """At most ``max_points`` evenly spaced rating changes of the bot, and how many there are."""
+        """At most ``max_points`` evenly spaced ratings of the bot after a match (``match``, ``rating``,
+        ``at``: when it finished), and how many there are."""
         keys = self.keys(league_id)
-        length = int(self.r.llen(keys.history(bot)))
-        step = max(1, -(-length // max_points))
-        history = [json.loads(h) for h in self.r.lrange(keys.history(bot), 0, -1)[::step]] if length else []
-        return history, length
+        legacy = int(self.r.llen(keys.history(bot)))  # a league written before bot-matches held ratings
+        key = keys.history(bot) if legacy else keys.bot_matches(bot)
+        length = legacy or int(self.r.llen(key))
+        if not length:
+            return [], 0
+        step = -(-length // max_points)
+        picked = self.r.lrange(key, 0, -1)[::step]
+        if legacy:
+            return [json.loads(h) for h in picked], length
+        changes = _played(picked)
+        pipe = self.r.pipeline(transaction=False)
+        for change in changes:
+            pipe.hget(keys.match(change["match"]), "finished_at")
+        for change, at in zip(changes, pipe.execute(), strict=True):
+            change["at"] = float(at) if at is not None else None
+        return changes, length
 
     # --------------------------------------------------------- head to head
 
@@ -181,11 +199,11 @@ class LeagueResults:
     def bot_match_ids(self, league_id: str, bot: str, limit: int) -> list[str]:
         """The bot's last ``limit`` matches, newest first."""
         keys = self.keys(league_id)
-        return [text(m) for m in reversed(self.r.lrange(keys.bot_matches(bot), -limit, -1))]
+        return [text(m).split("\t", 1)[0] for m in reversed(self.r.lrange(keys.bot_matches(bot), -limit, -1))]
 
     # --------------------------------------------------------- outcomes and the fitted ladder
 
-    def outcomes(self, league_id: str) -> list[dict[str, Any]]:
+    def outcomes(self, league_id: str) -> list[Any]:
         """Every finished match as the rating model sees it (see :class:`scheduler.ratings.Outcome`)."""
         return [json.loads(raw) for raw in self.r.lrange(self.keys(league_id).outcomes, 0, -1)]
 
@@ -336,3 +354,12 @@ def _match_row(match_id: str, fields: Sequence[bytes | None]) -> dict[str, Any]:
         "elo": [float(x) for x in json.loads(elo)] if elo else None,
         "error": text(error) if error else None,
     }
+
+
+def _played(entries: Sequence[bytes | str]) -> list[dict[str, Any]]:
+    """Bot-matches entries (``match<TAB>rating after``) as ``{match, rating}``."""
+    out: list[dict[str, Any]] = []
+    for raw in entries:
+        mid, rating = text(raw).rsplit("\t", 1)
+        out.append({"match": mid, "rating": float(rating)})
+    return out

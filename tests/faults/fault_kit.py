@@ -127,7 +127,7 @@ class FaultArena:
         return self.arena.keys.league(LEAGUE)
 
     def done(self) -> int:
-        return int(self.arena.redis.scard(self.keys.done))
+        return int(self.arena.redis.llen(self.keys.finished_order))
 
     def running(self) -> dict[str, str]:
         """Running match id -> the worker playing it."""

@@ -94,8 +94,10 @@ def everything_on_the_replica(group: SentinelGroup, keys: LeagueKeys) -> None:
     """The new primary's replica holds every finished match: a second failover would lose none either."""
     primary = group.primary()
     replica = next(s for n, s in group.servers.items() if n.startswith("replica") and s.alive() and s is not primary)
-    want = primary.client().scard(keys.done)
-    wait_until(lambda: replica.client().scard(keys.done) == want, 30, "the replica to hold every finished match")
+    want = primary.client().llen(keys.finished_order)
+    wait_until(
+        lambda: replica.client().llen(keys.finished_order) == want, 30, "the replica to hold every finished match"
+    )
 
 
 def test_a_commit_waits_for_a_replica(group: SentinelGroup) -> None:

@@ -100,7 +100,7 @@ class HostileArena:
         return LeagueStore(self.arena.redis, self.arena.prefix)
 
     def done(self, league: str) -> int:
-        return int(self.arena.redis.scard(LeagueKeys(self.arena.prefix, league).done))
+        return int(self.arena.redis.llen(LeagueKeys(self.arena.prefix, league).finished_order))
 
     def session(self, bot: str) -> Any:
         return read_session(self.arena.redis, self.arena.prefix, bot)

@@ -149,9 +149,9 @@ def test_a_stopped_scheduler_resumes_without_replaying_or_skipping(arena: Arena)
         "feeder-1",
         ["python", "-c", "from cli import main; main()", "league", "start", "resume", "--window", "2"],
     )
-    wait_until(lambda: arena.redis.scard(keys.done) >= 3, 120, "no progress:\n" + first.text())
+    wait_until(lambda: arena.redis.llen(keys.finished_order) >= 3, 120, "no progress:\n" + first.text())
     first.stop(signal.SIGKILL)  # the scheduler dies mid-tournament
-    stopped_at = arena.redis.scard(keys.done)
+    stopped_at = arena.redis.llen(keys.finished_order)
     assert stopped_at < total
 
     second = arena.tablanette("league", "start", "resume", "--window", "2", timeout=300)
@@ -230,7 +230,7 @@ def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena
         "feeder",
         ["python", "-c", "from cli import main; main()", "league", "start", "cancel", "--window", "0"],
     )
-    wait_until(lambda: arena.redis.scard(keys.done) >= 2, 60, "no match finished:\n" + feeder.text())
+    wait_until(lambda: arena.redis.llen(keys.finished_order) >= 2, 60, "no match finished:\n" + feeder.text())
     done = arena.tablanette("league", "cancel", "cancel")
     assert done.returncode == 0, done.stderr
     wait_until(lambda: feeder.popen.poll() is not None, 30, "the feeder did not stop on cancel")

@@ -40,9 +40,9 @@ def test_a_match_committed_twice_counts_once(ledger: tuple[redis.Redis, LeagueKe
     client, keys = ledger
     rec = record_for(Rules.preset("tablic", target=31), "m1", ["a", "b"])
     assert Ledger(client).commit(keys, "m1", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500) is True
-    before = (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.history("a")))
+    before = (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.bot_matches("a")))
     assert Ledger(client).commit(keys, "m1", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500) is False
-    assert (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.history("a"))) == before
+    assert (ratings(client, keys), client.hgetall(keys.stats("a")), client.llen(keys.bot_matches("a"))) == before
     assert client.lrange(keys.finished_order, 0, -1) == [b"m1"]
     winner = rec["result"]["winner"]
     stats = {k.decode(): int(v) for k, v in client.hgetall(keys.stats("ab"[winner])).items() if k != b"last_played"}
@@ -87,7 +87,9 @@ def test_head_to_head_and_per_bot_match_lists_add_up(ledger: tuple[redis.Redis, 
     assert h2h["a\tb"] + h2h["b\ta"] == 4
     wins_a = int(client.hget(keys.stats("a"), "wins") or 0) + 0.5 * int(client.hget(keys.stats("a"), "draws") or 0)
     assert h2h["a\tb"] == wins_a
-    assert client.lrange(keys.bot_matches("a"), 0, -1) == [b"h0", b"h1", b"h2", b"h3"]
+    played = [m.decode().split("\t") for m in client.lrange(keys.bot_matches("a"), 0, -1)]
+    assert [p[0] for p in played] == ["h0", "h1", "h2", "h3"]
+    assert float(played[-1][1]) == pytest.approx(ratings(client, keys)["a"], abs=0.005)  # the rating after it
 
 
 def test_state_moves_keep_one_set_per_match_and_never_undo_a_result(ledger: tuple[redis.Redis, LeagueKeys]) -> None:
@@ -98,7 +100,10 @@ def test_state_moves_keep_one_set_per_match_and_never_undo_a_result(ledger: tupl
     assert client.smembers(keys.state_set("running")) == {b"m"} and not client.smembers(keys.state_set("queued"))
     rec = record_for(Rules.preset("tablic", target=31), "m", ["a", "b"])
     Ledger(client).commit(keys, "m", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500)
-    assert not client.smembers(keys.state_set("running")) and client.smembers(keys.done) == {b"m"}
+    assert not client.smembers(keys.state_set("running")) and client.lrange(keys.finished_order, 0, -1) == [b"m"]
+    assert {b"worker", b"starts", b"waiting", b"queued_at"}.isdisjoint(
+        client.hkeys(keys.match("m"))
+    )  # a runner's fields go
     assert Ledger(client).set_state(keys, "m", "queued") is False  # a late duplicate cannot reopen it
     assert client.hget(keys.match("m"), "status") == b"done"
 

@@ -279,12 +279,12 @@ def test_bot_page_shows_history_conduct_and_results_from_its_seat(tab: Tab, site
     for tid, value in (("timeouts", top.timeouts), ("illegal", top.illegal), ("forfeits", top.forfeits)):
         assert tab.text(tid) == str(value) == "0"
         assert page.get_by_test_id(tid).is_visible()
-    history = site.arena.redis.llen(keys(site).history(top.bot))
+    history = site.arena.redis.llen(keys(site).bot_matches(top.bot))
     chart = tab.testid("rating-chart")
     assert int(chart.get_attribute("data-points")) == history + 1  # plus the initial rating
     assert chart.locator("circle.pt").count() == history + 1
 
-    mine = [text(m) for m in reversed(site.arena.redis.lrange(keys(site).bot_matches(top.bot), 0, -1))]
+    mine = [text(m).split("\t")[0] for m in reversed(site.arena.redis.lrange(keys(site).bot_matches(top.bot), 0, -1))]
     rows = page.locator('[data-testid="bot-match-row"]')
     assert rows.evaluate_all("rs => rs.map(r => r.dataset.match)") == mine
     letters = []
