@@ -25,6 +25,11 @@ Sections (each a function ``section(args) -> dict``; add a section by adding to 
    before and after, archive bytes per match on disk, the time to archive, and the time to read
    one record back (:meth:`store.results.LeagueResults.record`) from Redis and from the archive.
 
+4. ``scale``: a league of ``--scale`` (100,000) simulated matches among 16 bots (real records
+   reused under new match ids), committed through the ledger: Redis bytes per match and in all,
+   the JSON record's figure beside it (estimated from its measured size: a JSON league that large
+   is not written), commits per second, and the time to fit the ladder from every outcome.
+
 With ``--league``, section 2 measures that league as it is in Redis (e.g. after
 ``bash scripts/demo.sh``, prefix ``tablanette`` unless ``TABLANETTE_PREFIX`` says otherwise).
 Nothing here is a timing assertion.
@@ -51,14 +56,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import redis
 
+import store.ledger as store_ledger
 from bots import make_bot, play_match
 from cli.local import clear_prefix
 from engine_service.rules import GameRecord, Rules, dumps, match_record
 from engine_service.rules.compact import decode, encode
 from scheduler.league import prepare
+from scheduler.ratings import Outcome, fit_ratings
 from store.archiver import Archiver
 from store.keys import Keys, LeagueKeys
 from store.leagues import League, LeagueStore
+from store.ledger import Ledger, mirror_unit, record_value
 from store.results import LeagueResults
 
 REDIS_URL = os.environ.get("TABLANETTE_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -143,7 +151,7 @@ def play_league(r: redis.Redis, prefix: str, name: str, json_records: bool, game
         record, times = demo_match(seed, seats, rng)
         record["id"] = f"{name}/{mid}"
         conduct = [{"moves": 0, "timeouts": 0, "illegal": 0, "forfeit": False} for _ in seats]
-        store.ledger.commit(keys, mid, record, seats, conduct, 24, 1500, unit=seed, times_ms=times)
+        store.ledger.commit(keys, mid, record, seats, conduct, 24, 1500, unit=mirror_unit(seed, seats), times_ms=times)
         if json_records:  # what the ledger stored before compact records
             r.hset(keys.records, mid, json.dumps(record, separators=(",", ":")))
     return keys
@@ -197,10 +205,63 @@ def section_archive(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def section_scale(args: argparse.Namespace) -> dict[str, Any]:
+    """A league of ``--scale`` simulated matches (16 bots, records of real demo-like games reused under
+    new match ids), committed through the ledger: Redis bytes per match, the JSON record's figure
+    beside it (its measured bytes per match times the matches: a JSON league that size is not
+    written), and the time to fit the ladder from every outcome."""
+    r = redis.Redis.from_url(REDIS_URL)
+    count = 2_000 if args.quick else args.scale
+    bots = [f"bot{i:02d}" for i in range(16)]
+    rng = random.Random(100)
+    pool = [demo_match(f"scale{i}", ["greedy", "random"], rng) for i in range(8)]
+    blobs = {id(rec): record_value(rec, times) for rec, times in pool}
+    prefix = f"bench-store-{secrets.token_hex(4)}"
+    ledger = Ledger(r, replicas=0, wait_ms=0)
+    keys = Keys(prefix).league("scale")
+    clean = {"moves": 0, "timeouts": 0, "illegal": 0, "forfeit": False}
+    original = store_ledger.record_value  # encoding is measured in "records"; here each blob is made once
+    store_ledger.record_value = lambda record, times_ms=None: blobs[id(record)]  # type: ignore[assignment]
+    try:
+        start = time.perf_counter()
+        for i in range(count):
+            record, times = pool[i % len(pool)]
+            a, b = rng.sample(bots, 2)
+            mid = f"r{i // 240 + 1}/p{i % 240 // 2 + 1}/g{i % 2 + 1}"  # as a planner names them
+            pipe = r.pipeline(transaction=False)  # as planning, queueing and a worker's start write it
+            pipe.hset(keys.match(mid), mapping={"seats": f'["{a}","{b}"]', "seed": secrets.token_hex(8), "round": 1})
+            pipe.rpush(keys.plan, mid)
+            pipe.execute()
+            ledger.set_state(keys, mid, "queued", queued_at=f"{time.time():.3f}")
+            ledger.set_state(keys, mid, "running", worker="w1", started_at=f"{time.time():.3f}", waiting="")
+            ledger.commit(keys, mid, record, [a, b], [clean, clean], 24, 1500, unit=f"u{i // 2}", times_ms=times)
+        commit_s = time.perf_counter() - start
+        memory = league_memory(r, keys)
+        outcomes = [Outcome.from_json(json.loads(o)) for o in r.lrange(keys.outcomes, 0, -1)]
+        start = time.perf_counter()
+        fit_ratings(outcomes, bots=bots)
+        fit_s = time.perf_counter() - start
+    finally:
+        store_ledger.record_value = original
+        clear_prefix(r, prefix)
+    json_value = statistics.mean(len(dumps(rec)) for rec, _ in pool)
+    json_per_match = memory["bytes_per_match"] + json_value - memory["record_value_bytes_per_match"]
+    return {
+        "matches": count,
+        "commits_per_s": count / commit_s,
+        "redis_bytes": memory["bytes_per_match"] * count,
+        "bytes_per_match": memory["bytes_per_match"],
+        "by_kind_per_match": memory["by_kind_per_match"],
+        "json_record_redis_bytes_estimate": json_per_match * count,
+        "fit_seconds": fit_s,
+    }
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "records": section_records,
     "redis": section_redis,
     "archive": section_archive,
+    "scale": section_scale,
 }
 
 
@@ -234,6 +295,19 @@ def report_archive(figures: dict[str, Any]) -> None:
         )
 
 
+def report_scale(figures: dict[str, Any]) -> None:
+    sc = figures.get("scale")
+    if sc:
+        print(
+            f"scale: {sc['matches']} simulated matches of 16 bots: Redis {sc['redis_bytes'] / 2**20:.1f} MiB "
+            f"({sc['bytes_per_match']:.0f} bytes per match; with JSON records it would be "
+            f"{sc['json_record_redis_bytes_estimate'] / 2**20:.0f} MiB, from the JSON record's measured size), "
+            f"committed at {sc['commits_per_s']:.0f} matches/s; the ladder fitted from every outcome in "
+            f"{sc['fit_seconds']:.2f} s"
+        )
+        print("  " + ", ".join(f"{k} {v:.0f}" for k, v in sc["by_kind_per_match"].items()))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="fewer matches (CI smoke)")
@@ -241,6 +315,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--league", help="measure this league in Redis instead of a simulated one")
     parser.add_argument("--prefix", default=os.environ.get("TABLANETTE_PREFIX", "tablanette"))
     parser.add_argument("--only", choices=sorted(SECTIONS), action="append", help="run only these sections")
+    parser.add_argument("--scale", type=int, default=100_000, help="matches in the scale section's league")
     args = parser.parse_args(argv)
     figures = {name: fn(args) for name, fn in SECTIONS.items() if not args.only or name in args.only}
     if args.json:
@@ -248,6 +323,7 @@ def main(argv: list[str] | None = None) -> None:
     else:
         report(figures)
         report_archive(figures)
+        report_scale(figures)
 
 
 if __name__ == "__main__":
