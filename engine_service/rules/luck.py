@@ -49,7 +49,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cards import FULL_DECK, iter_mask
 from .deal import DealState
 from .errors import LuckError, RecordError
 from .match import FinishedDeal, Match
@@ -57,6 +56,7 @@ from .record import verify_record
 from .record_schema import GameRecord
 from .rules import Rules
 from .shuffle import layout_of_deck
+from .stock import StockSampler
 from .value import value_unchecked
 
 DEFAULT_SAMPLES = 8
@@ -198,22 +198,25 @@ def first_deal_correction(state: DealState, rng: random.Random, samples: int) ->
 
 
 def redeal_correction(state: DealState, rng: random.Random, samples: int) -> list[float]:
-    """V(the hands really dealt) minus the mean V of ``samples`` deals of the unseen cards.
+    """V(the hands really dealt) minus the mean V of ``samples`` deals of the hidden stock.
 
-    ``state`` is the position just after a new round's hands were dealt: every card
-    that is neither on the table nor in a pile could have been in any hand.
+    ``state`` is the position just after a new round's hands were dealt; each sample
+    deals the stock as :class:`~engine_service.rules.stock.StockSampler` draws it,
+    in the engine's order (from the dealer's left, a seat's cards together).
     """
-    taken = state.table
-    for pile in state.piles:
-        taken |= pile
-    unseen = list(iter_mask(FULL_DECK & ~taken))
+    rules, layout = state.rules, state.layout
+    sampler = StockSampler(rules, layout, state.round)
     size = state.hands[state.turn].bit_count()
-    n = state.rules.players
-    baseline = [0.0] * state.rules.team_count
+    n = rules.players
+    order = [(layout.dealer + 1 + k) % n for k in range(n)]
+    baseline = [0.0] * rules.team_count
     for _ in range(samples):
-        rng.shuffle(unseen)
+        stock = sampler.sample(rng)
         sample = state.copy()
-        sample.hands = [_mask(unseen[s * size : (s + 1) * size]) for s in range(n)]
+        hands = [0] * n
+        for k, seat in enumerate(order):
+            hands[seat] = _mask(stock[k * size : (k + 1) * size])
+        sample.hands = hands
         value = value_unchecked(sample)
         baseline = [a + b for a, b in zip(baseline, value, strict=True)]
     actual = value_unchecked(state)

@@ -31,6 +31,7 @@ from engine_service.rules import (
     position_value,
     round_sizes,
 )
+from engine_service.rules.stock import StockSampler
 
 SEATINGS = [("tablic", 2), ("tablic", 3), ("tablic", 4), ("pisti", 3), ("tablanette-ro", 4)]
 
@@ -182,3 +183,25 @@ def test_illegal_positions_are_refused_with_a_reason() -> None:
     wrong_turn.turn = 5
     with pytest.raises(IllegalPositionError, match="seat 5"):
         position_value(wrong_turn)
+
+
+@pytest.mark.parametrize("preset", ["tablic", "tablanette-ro"])
+def test_the_stock_is_sampled_as_the_dealer_leaves_it(preset: str) -> None:
+    """Under replace, Jacks drawn for the table sit at the bottom: the dealer's last hand holds more Jacks.
+
+    The sampler (drawn before round 1) must agree with real deals on that count; a uniform
+    shuffle of the hidden cards would not (0.77 against 0.52 Jacks in tablic). Under keep both agree.
+    """
+    rules = Rules.preset(preset)
+    jacks = m("JC JD JH JS")
+    rng = random.Random(7)
+    real, sampled, deals = 0, 0, 3000
+    for i in range(deals):
+        layout = deal_layout(rules, f"stock/{i}", 1)  # seat 1 deals, and takes the last cards
+        real += (layout.rounds[-1][1] & jacks).bit_count()
+        stock = StockSampler(rules, layout, 1).sample(rng)
+        sampled += sum(1 for c in stock[-rules.hand_size :] if c >> 2 == 10)
+    spread = 4 * 0.75 / deals**0.5  # four standard errors of each mean (a hand's Jack count varies by < 0.75)
+    assert abs(real - sampled) / deals < 2 * spread
+    if preset == "tablic":
+        assert real / deals > 0.7 and real / deals - 0.52 > 2 * spread  # the effect the sampler must reproduce
