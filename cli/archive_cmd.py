@@ -2,8 +2,10 @@
 
 ``league archive NAME`` moves a finished league's records to the archive
 (``TABLANETTE_ARCHIVE_DIR``, Parquet; :mod:`store.archive`); ``league archive
---older-than DAYS`` archives every league finished that long ago (run it from
-cron). Replays, exports and the API read an archived league as before.
+--older-than DAYS`` archives every league finished that long ago (once, as from
+cron); ``league archive --watch`` keeps doing so, every ``--every`` seconds, for
+leagues finished ``TABLANETTE_ARCHIVE_AFTER_DAYS`` ago (the deployments' archiver
+service). Replays, exports and the API read an archived league as before.
 
 ``records export`` writes a league's records as JSON Lines (``--format jsonl``,
 for ``records verify``) or the Parquet dataset of one league or of all of them
@@ -12,9 +14,11 @@ for ``records verify``) or the Parquet dataset of one league or of all of them
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Annotated
 
+import redis
 import typer
 
 from engine_service.rules import RecordError, write_records
@@ -40,18 +44,39 @@ def archive(
     older_than: Annotated[
         float | None, typer.Option(min=0, help="Archive every league finished at least this many days ago.")
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            help="Keep running: every --every seconds, archive each league finished --older-than days ago "
+            "(default TABLANETTE_ARCHIVE_AFTER_DAYS). What a deployment runs as its archiver service."
+        ),
+    ] = False,
+    every: Annotated[float, typer.Option(min=1, help="With --watch: seconds between two looks.")] = 600.0,
 ) -> None:
     """Move a finished league's records from Redis to the archive (Parquet under TABLANETTE_ARCHIVE_DIR).
 
     The ladder, outcomes and stats stay in Redis; replays, exports and the API read the records from
     the archive as before. Safe to run again, also after a crash.
     """
+    if watch:
+        if name is not None:
+            fail("--watch archives every league that is due; name none")
+        _, settings = redis_client()
+        _watch(older_than if older_than is not None else settings.archive_after_days, every)
+        return
     if (name is None) == (older_than is None):
-        fail("name one league, or give --older-than DAYS (not both)")
+        fail("name one league, or give --older-than DAYS (not both), or --watch")
     arch = archiver()
     names = [name] if name is not None else arch.due(older_than or 0)
     if not names:
         console.print(f"no league finished {older_than:g} day(s) ago or more is left to archive", highlight=False)
+    failed = _archive_each(arch, names)
+    if failed:
+        fail(f"{len(failed)} league(s) not archived: {', '.join(failed)} (nothing of them was lost; run it again)")
+
+
+def _archive_each(arch: Archiver, names: list[str]) -> list[str]:
+    """Archive each league, saying what became of it; the leagues that could not be archived."""
     failed = []
     for league in names:
         try:
@@ -68,8 +93,20 @@ def archive(
             f"({report.bytes_on_disk:,} bytes); {report.records_deleted} removed from Redis",
             highlight=False,
         )
-    if failed:
-        fail(f"{len(failed)} league(s) not archived: {', '.join(failed)} (nothing of them was lost; run it again)")
+    return failed
+
+
+def _watch(days: float, every: float) -> None:
+    """Archive what is due, then again every ``every`` seconds, for good. A league that fails is tried
+    again next time; Redis away (a restart, a failover) is waited for; nothing needs a person."""
+    arch = archiver()
+    console.print(f"archiving every league finished {days:g} day(s) ago, looking every {every:g} s", highlight=False)
+    while True:
+        try:
+            _archive_each(arch, arch.due(days))
+        except redis.RedisError as exc:
+            console.print(f"Redis unreachable ({exc}); looking again in {every:g} s", highlight=False, markup=False)
+        time.sleep(every)
 
 
 def export(

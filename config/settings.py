@@ -48,6 +48,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_VERSIONS_PER_HOUR`` | ``10`` | versions one hosted bot (its owner key) may submit in any hour |
 | ``TABLANETTE_SOURCE_BYTES_PER_BOT`` | ``33554432`` | source archive bytes one hosted bot keeps in Redis (32 MB) |
 | ``TABLANETTE_ARCHIVE_DIR`` | ``var/archive`` | where ``league archive`` moves finished leagues' records (Parquet) |
+| ``TABLANETTE_ARCHIVE_AFTER_DAYS`` | ``30`` | days after a league finished that ``league archive --watch`` moves it |
 
 >>> s = load_settings(port=0, prefix="doc")
 >>> s.prefix, s.port, s.broker_url == s.redis_url
@@ -131,6 +132,7 @@ class ArenaSettings(BaseSettings):
     source_bytes_per_bot: int = Field(32 << 20, ge=1 << 20)
     # the archive of finished leagues (store/archive.py)
     archive_dir: str = Field("var/archive", min_length=1)
+    archive_after_days: float = Field(30.0, ge=0)
 
     @model_validator(mode="after")
     def _derive_and_check(self) -> ArenaSettings:

@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from arena_harness import REDIS_URL, clear_prefix, unique_prefix
 from fastapi.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import service_kit
 from archive_kit import league_memory, played_league
 
 from cli.local import CLI
@@ -256,3 +258,38 @@ def test_the_parquet_export_loads_in_duckdb_and_pandas_and_answers_the_documente
     expected = round(float((decided["winner_team"] == decided["dealer_team"]).mean()), 3)
     assert by_preset["tablic"] == (len(decided), pytest.approx(expected))
     assert "median_ms" in str(scope["per_bot"])
+
+
+def test_the_archiver_service_archives_each_league_when_it_is_due_and_keeps_running(
+    arena: tuple[redis.Redis, str, Path],
+) -> None:
+    """`league archive --watch` (the deployments' archiver) as a real process: a league finished longer ago
+    than TABLANETTE_ARCHIVE_AFTER_DAYS is archived by itself, a younger one is left until it is due too."""
+    client, prefix, root = arena
+    rules = Rules.preset("tablic", target=21)
+    old = played_league(client, prefix, "old", rules, BOTS[:2], games=1, finished_at=time.time() - 3 * 86400)
+    young = played_league(client, prefix, "young", rules, BOTS[:2], games=1, finished_at=time.time())
+    env = {**os.environ, "TABLANETTE_REDIS_URL": REDIS_URL, "TABLANETTE_PREFIX": prefix}
+    env |= {"TABLANETTE_ARCHIVE_DIR": str(root / "archive"), "TABLANETTE_ARCHIVE_AFTER_DAYS": "2"}
+    watcher = subprocess.Popen(
+        [*CLI, "league", "archive", "--watch", "--every", "1"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    meta = {name: Keys(prefix).league(name).meta for name in ("old", "young")}
+    try:
+        service_kit.wait_until(lambda: client.hexists(meta["old"], ARCHIVE_FIELD), 120, "league old archived")
+        time.sleep(2.5)  # two more looks: the young league is not due
+        assert not client.hexists(meta["young"], ARCHIVE_FIELD)
+        client.hset(meta["young"], "finished_at", time.time() - 2.5 * 86400)  # now it is
+        service_kit.wait_until(lambda: client.hexists(meta["young"], ARCHIVE_FIELD), 120, "league young archived")
+        assert watcher.poll() is None, "the archiver stopped"
+        assert not client.hlen(Keys(prefix).league("young").records)
+        assert len(list(LeagueResults(client, prefix).records("young"))) == young  # read from the archive
+    finally:
+        watcher.kill()
+        out, _ = watcher.communicate(timeout=30)
+    assert f"league old: {old} record(s) archived" in out and f"league young: {young} record(s) archived" in out, out
