@@ -9,9 +9,9 @@ corrections of different deals are uncorrelated (each has mean zero given all
 before it), so the usual 95% interval of a mean applies, and 0 must lie in it.
 
 The default run takes 2,000 deals per preset (10,000 over the five presets, two
-players) and 1,000 per larger table: about a minute and a half on one core. Set
-``TABLANETTE_LUCK_DEALS=10000`` for 10,000 deals per case (about eight times as
-long). The last test shows the check has teeth: a baseline drawn from the wrong
+players) and 1,000 per larger table: about two minutes on one idle core. Set
+``TABLANETTE_LUCK_DEALS=10000`` for 10,000 deals per case (five times as long).
+The last test shows the check has teeth: a baseline drawn from the wrong
 distribution fails it.
 """
 
