@@ -23,7 +23,15 @@ apart, found with ``tablanette selfplay``).
 often every ladder row's 95% interval orders the three correctly (each bot's
 interval entirely above the next one's).
 
-Run: ``python bench/rating.py [--runs N] [--quick] [--json]`` or ``python bench/rating.py --intervals 12``.
+``--luck N`` plays only the luck section (bench/rating_luck.py): a close pair on
+N mirrored units and as many games on independent deals, two and three seats,
+every game rated by the luck estimator; the variance of raw, mirrored,
+luck-adjusted and mirrored + luck-adjusted margins and of win/loss, and the games
+each needs to order the pair at 95%. The default run ends with it (150 units; 40
+with ``--quick``).
+
+Run: ``python bench/rating.py [--runs N] [--quick] [--json]``, ``python bench/rating.py --intervals 12``
+or ``python bench/rating.py --luck 400``.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.rating_luck import luck_section
 from engine_service.rules import Rules
 from scheduler.offline import play_planned
 from scheduler.pairings import PlannedMatch, mirrored_pair
@@ -149,7 +158,11 @@ def main() -> None:
     parser.add_argument("--cap", type=int, default=1200, help="games after which a league gives up")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--intervals", type=int, default=0, help="play N 16-games-per-pair leagues (see above)")
+    parser.add_argument("--luck", type=int, default=0, help="play only the luck section with N mirrored units")
     args = parser.parse_args()
+    if args.luck:
+        print("\n".join(luck_section(args.luck)))
+        return
     if args.intervals:
         interval_leagues(args.intervals)
         return
@@ -173,6 +186,7 @@ def main() -> None:
         )
         ind = figures[field]["round-robin, independent"]["median_games"]
         figures[field]["round-robin, mirrored"]["vs_independent"] = round(rr / ind, 2)
+    luck_lines = luck_section(40 if args.quick else 150)
     if args.json:
         print(json.dumps(figures))
         return
@@ -189,6 +203,8 @@ def main() -> None:
                 f"  {method:26s} {f['median_games']:7.0f} games (mean {f['mean_games']:.0f}),"
                 f" right order {f['correct_order']:.0%}{extra}"
             )
+    print("\nthe luck section: games to order greedy against greedy:eps=0.05 at 95%")
+    print("\n".join(luck_lines))
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 
