@@ -254,9 +254,29 @@ def records_digest(lines: Iterable[str]) -> str:
 
 def write_dataset(folder: Path, league_id: str, matches: Iterable[Finished], checkpoint: Checkpoint) -> dict[str, Any]:
     """Write the league's dataset into ``folder`` (created; must not exist), every file fsynced,
-    the manifest last; returns the manifest."""
+    the manifest last; returns the manifest.
+
+    ``matches`` is read once, :data:`ROW_GROUP` matches at a time, each batch written as a row group
+    of each table: a league of any size is archived in the memory of one batch."""
     folder.mkdir(parents=True)
-    cols = dataset_rows(league_id, matches)
+    paths = {name: folder / f"{name}.parquet" for name in TABLES}
+    writers = {
+        name: pq.ParquetWriter(paths[name], SCHEMAS[name], compression="zstd", compression_level=9) for name in TABLES
+    }
+    rows = dict.fromkeys(TABLES, 0)
+    digest = hashlib.sha256()
+    try:
+        for batch in _batches(matches, ROW_GROUP):
+            cols = dataset_rows(league_id, batch)
+            for line in cols["matches"]["record"]:
+                digest.update(line.encode() + b"\n")
+            for name in TABLES:
+                table = pa.Table.from_pydict(cols[name], schema=SCHEMAS[name])
+                writers[name].write_table(table, row_group_size=max(table.num_rows, 1))
+                rows[name] += table.num_rows
+    finally:
+        for writer in writers.values():
+            writer.close()
     manifest: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
@@ -264,21 +284,28 @@ def write_dataset(folder: Path, league_id: str, matches: Iterable[Finished], che
         "created_at": round(time.time(), 3),
         "rows": {},
         "sha256": {},
-        "records_sha256": records_digest(cols["matches"]["record"]),
+        "records_sha256": digest.hexdigest(),
     }
     for name in TABLES:
-        path = folder / f"{name}.parquet"
-        table = pa.Table.from_pydict(cols[name], schema=SCHEMAS[name])
-        group = ROW_GROUP if name == "matches" else 1 << 17  # only matches are read by row group
-        pq.write_table(table, path, row_group_size=group, compression="zstd", compression_level=9)
         checkpoint(f"wrote {name}")
-        fsync(path)
-        manifest["rows"][name] = table.num_rows
-        manifest["sha256"][name] = _sha256(path)
+        fsync(paths[name])
+        manifest["rows"][name] = rows[name]
+        manifest["sha256"][name] = _sha256(paths[name])
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     fsync(folder / MANIFEST)
     fsync(folder)
     return manifest
+
+
+def _batches(items: Iterable[Finished], size: int) -> Iterator[list[Finished]]:
+    batch: list[Finished] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def fsync(path: Path) -> None:

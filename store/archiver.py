@@ -77,12 +77,11 @@ class Archiver:
                 f"league {league_id!r} is {status}{f' with {busy} match(es) in flight' if busy else ''}: "
                 f"only a league that is {', '.join(ARCHIVABLE)} with nothing in flight can be archived"
             )
-        finished = list(self.finished(league_id))
-        self.checkpoint("read")
         folder = self.folder(league_id)
         self._clear_leftovers(league_id)
         tmp = self.root / f".{league_id}.tmp-{os.getpid()}"
-        write_dataset(tmp, league_id, finished, self.checkpoint)
+        self.checkpoint("read")
+        written = write_dataset(tmp, league_id, self.finished(league_id), self.checkpoint)["rows"]["matches"]
         self.checkpoint("written")
         _put_in_place(tmp, folder)  # a complete archive from a run that crashed before the mark is replaced
         fsync(self.root)
@@ -90,9 +89,9 @@ class Archiver:
         archived = ArchivedLeague(folder)
         archived.verify()
         stored = int(self.r.hlen(keys.records))
-        if len(archived) != len(finished) or stored != len(finished):
+        if len(archived) != written or stored != written:
             raise ArchiveError(
-                f"league {league_id!r}: {len(archived)} records archived, {len(finished)} read, "
+                f"league {league_id!r}: {len(archived)} records archived, {written} read, "
                 f"{stored} in Redis: not marked archived"
             )
         self.checkpoint("verified")

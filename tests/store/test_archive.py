@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import pytest
 import redis
 from arena_harness import REDIS_URL, clear_prefix, unique_prefix
@@ -25,9 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import service_kit
 from archive_kit import league_memory, played_league
 
+from bots import make_bot, play_match
 from cli.local import CLI
-from engine_service.rules import Rules, dumps, read_records, verify_record
-from store.archive import SCHEMAS, ArchivedLeague, ArchiveError
+from engine_service.rules import Rules, dumps, match_record, read_records, verify_record
+from store.archive import ROW_GROUP, SCHEMAS, ArchivedLeague, ArchiveError, Finished, write_dataset
 from store.archiver import Archiver
 from store.keys import ARCHIVE_FIELD, Keys
 from store.results import LeagueResults
@@ -293,3 +295,28 @@ def test_the_archiver_service_archives_each_league_when_it_is_due_and_keeps_runn
         watcher.kill()
         out, _ = watcher.communicate(timeout=30)
     assert f"league old: {old} record(s) archived" in out and f"league young: {young} record(s) archived" in out, out
+
+
+def test_a_league_larger_than_a_batch_is_written_a_row_group_at_a_time_and_reads_back(tmp_path: Path) -> None:
+    """The archive streams: ROW_GROUP matches at a time are read, written and let go (no league is held
+    in memory whole), and every record of every row group reads back by its id and in order."""
+    rules = Rules.preset("tablic", target=11)
+    count = 2 * ROW_GROUP + 7
+    seen: list[int] = []
+
+    def matches() -> Iterator[Finished]:
+        for i in range(count):
+            seen.append(i)
+            match = play_match(rules, f"big/{i}", [make_bot("greedy", f"{i}a"), make_bot("random", f"{i}b")])
+            rec = match_record(match, ["a", "b"], f"big/m{i}")
+            yield Finished(i, f"m{i}", rec, {"round": "1", "elo": "[1.0,-1.0]"}, None)
+
+    manifest = write_dataset(tmp_path / "big", "big", matches(), lambda step: None)
+    assert manifest["rows"]["matches"] == count == len(seen)
+    archived = ArchivedLeague(tmp_path / "big")
+    archived.verify()
+    assert pq.ParquetFile(tmp_path / "big" / "matches.parquet").num_row_groups == 3
+    lines = list(archived.record_lines())
+    assert len(lines) == count and [json.loads(line)["id"] for line in lines] == [f"big/m{i}" for i in range(count)]
+    for i in (0, ROW_GROUP - 1, ROW_GROUP, count - 1):
+        assert archived.record_json(f"m{i}") == lines[i]
