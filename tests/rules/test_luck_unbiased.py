@@ -28,6 +28,8 @@ from engine_service.rules import Match, Rules, luck_of_match
 from engine_service.rules import luck as luck_module
 from engine_service.rules.shuffle import DealLayout, layout_of_deck
 
+pytestmark = pytest.mark.slow  # two minutes: the full suite runs it, `scripts/test.sh --fast` does not
+
 DEALS = int(os.environ.get("TABLANETTE_LUCK_DEALS", "2000"))
 DEALS_PER_MATCH = 10
 BOTS = ["greedy", "random", "greedy:eps=0.2", "random"]
