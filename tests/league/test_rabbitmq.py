@@ -163,3 +163,35 @@ def test_the_queue_depth_metric_reads_a_rabbitmq_queue(broker: tuple[str, str | 
     started = time.monotonic()
     assert _queued(gone) == [] and _queued(gone) == []  # no figure rather than a wrong one
     assert time.monotonic() - started < 10, "a scrape must not hang on an unreachable broker"
+
+
+def test_a_league_on_rabbitmq_finishes_by_itself_after_the_broker_restarts_mid_league(
+    tmp_path: Path, broker: tuple[str, str | None]
+) -> None:
+    """RabbitMQ itself goes away mid-league (``rabbitmqctl stop_app``: every connection closed, the
+    broker refusing new ones) and comes back 5 s later. The workers and the scheduler reconnect by
+    themselves; messages the workers held unacknowledged come back (Celery's queues and messages are
+    durable); the league finishes with every match counted once and no bot charged."""
+    url, vhost = broker
+    if vhost is None:
+        pytest.skip("restarting the broker needs rabbitmqctl on this machine")
+    fa = FaultArena.create(tmp_path)
+    try:
+        fa.arena.extra_env.update(TABLANETTE_BROKER_URL=url, TABLANETTE_METRICS_PORT="0", TABLANETTE_LEASE_MS="10000")
+        fa.start_league()
+        in_flight = list(fa.wait_mid_league())
+        at = time.time()
+        assert _ctl("stop_app") is not None, "rabbitmqctl stop_app failed"
+        try:
+            time.sleep(5)
+        finally:
+            assert _ctl("start_app") is not None, "rabbitmqctl start_app failed: the broker stays down"
+        seconds = fa.recovery("RabbitMQ stopped for 5 s mid-league", at, in_flight)
+        fa.check_clean()
+        reconnected = [name for name, c in fa.workers.items() if "Connected to amqp://" in c.text()]
+        assert reconnected, "no worker said it was connected to RabbitMQ"
+        fa.arena.wait_until(lambda: _counts(vhost, fa.arena.keys.queue) == (0, 0), "nothing left in RabbitMQ", 60)
+        print(f"RabbitMQ restarted mid-league: {fa.done()} matches, in-flight ones committed {seconds:.1f} s later")
+    finally:
+        _ctl("start_app")  # whatever happened, the machine's broker is left running
+        fa.close()
