@@ -48,14 +48,14 @@ def redis_client() -> tuple[redis.Redis, ArenaSettings]:
     """The configured Redis, checked; an unreachable one exits with a clear message."""
     import redis
 
-    from store.client import connect
+    from store.client import connect, redacted
 
     settings = arena_settings()
     try:
         client = connect(settings.redis_url)  # a redis+sentinel:// URL too (an unknown master: a clear error)
         client.ping()
     except redis.RedisError as exc:
-        fail(f"cannot reach Redis at {settings.redis_url}: {exc}")
+        fail(f"cannot reach Redis at {redacted(settings.redis_url)}: {exc}")
     return client, settings
 
 

@@ -16,13 +16,13 @@ def web(
     """Serve the web ladder: ladders, tournaments, bot pages, replays, and the JSON API."""
     import uvicorn
 
-    from store.client import connect
+    from store.client import connect, redacted
     from web.app import create_app
 
     settings = arena_settings()
     app = create_app(connect(settings.redis_url), settings.prefix)
     console.print(
-        f"web ladder on http://{host}:{port}/ (redis {settings.redis_url}, prefix {settings.prefix!r}); "
+        f"web ladder on http://{host}:{port}/ (redis {redacted(settings.redis_url)}, prefix {settings.prefix!r}); "
         f"API at http://{host}:{port}/api",
         highlight=False,
     )

@@ -10,6 +10,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 |---|---|---|
 | ``TABLANETTE_REDIS_URL`` (or ``REDIS_URL``) | ``redis://127.0.0.1:6379/0`` | Redis for tokens, sessions, leagues |
 | ``TABLANETTE_REDIS_SENTINELS`` | unset | ``host:port,...`` of Sentinels that find the primary (docs/sentinel.md) |
+| ``TABLANETTE_REDIS_SENTINEL_PASSWORD`` | unset | the Sentinels' own password (their ``requirepass``), if any |
 | ``TABLANETTE_REDIS_MASTER`` | ``tablanette`` | the name the Sentinels know the primary by |
 | ``TABLANETTE_REDIS_WAIT_REPLICAS`` | ``0`` | replicas that must hold a result before its commit counts (``WAIT``) |
 | ``TABLANETTE_REDIS_WAIT_MS`` | ``1000`` | how long a commit waits for them before it asks again |
@@ -59,7 +60,7 @@ from __future__ import annotations
 
 import socket
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -79,6 +80,7 @@ class ArenaSettings(BaseSettings):
 
     redis_url: str = Field(DEFAULT_REDIS_URL, validation_alias=AliasChoices("TABLANETTE_REDIS_URL", "REDIS_URL"))
     redis_sentinels: str = ""
+    redis_sentinel_password: str = Field("", repr=False)
     redis_master: str = Field("tablanette", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
     redis_wait_replicas: int = Field(0, ge=0, le=16)
     redis_wait_ms: int = Field(1000, ge=10, le=4000)  # under the client's 5 s socket timeout
@@ -137,7 +139,9 @@ class ArenaSettings(BaseSettings):
     @model_validator(mode="after")
     def _derive_and_check(self) -> ArenaSettings:
         if self.redis_sentinels:  # every process reaches Redis through the URL: it names the Sentinels now
-            self.redis_url = sentinel_url(self.redis_sentinels, self.redis_master, self.redis_url)
+            self.redis_url = sentinel_url(
+                self.redis_sentinels, self.redis_master, self.redis_url, self.redis_sentinel_password
+            )
         self.broker_url = self.broker_url or self.redis_url
         self.tls_cert, self.tls_key, self.tls_ca = self.tls_cert or None, self.tls_key or None, self.tls_ca or None
         if bool(self.tls_cert) != bool(self.tls_key):
@@ -161,13 +165,16 @@ class ArenaSettings(BaseSettings):
         return f"{self.prefix}.matches"
 
 
-def sentinel_url(sentinels: str, master: str, redis_url: str) -> str:
-    """The Redis URL that names Sentinels: ``redis+sentinel://[:password@]host:port,.../master/db``.
+def sentinel_url(sentinels: str, master: str, redis_url: str, sentinel_password: str = "") -> str:
+    """The Redis URL that names Sentinels: ``redis+sentinel://[:password@]host:port,.../master/db``,
+    with ``?sentinel_password=...`` when the Sentinels themselves ask for one (their ``requirepass``).
 
-    The password and database come from ``redis_url``; :mod:`store.client` reads this form.
+    The primary's password and database come from ``redis_url``; :mod:`store.client` reads this form.
 
     >>> sentinel_url("10.0.0.1:26379, 10.0.0.2:26379", "tablanette", "redis://:pw@ignored:6379/2")
     'redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379/tablanette/2'
+    >>> sentinel_url("10.0.0.1:26379", "t", "redis://localhost", sentinel_password="s&cret")
+    'redis+sentinel://10.0.0.1:26379/t/0?sentinel_password=s%26cret'
     """
     addresses = [a.strip() for a in sentinels.split(",") if a.strip()]
     for address in addresses:
@@ -186,7 +193,8 @@ def sentinel_url(sentinels: str, master: str, redis_url: str) -> str:
     auth = parts.netloc.rpartition("@")[0]
     db = parts.path.strip("/") or "0"
     scheme = "rediss+sentinel" if parts.scheme == "rediss" else "redis+sentinel"
-    return f"{scheme}://{auth + '@' if auth else ''}{','.join(addresses)}/{master}/{db}"
+    query = f"?sentinel_password={quote(sentinel_password, safe='')}" if sentinel_password else ""
+    return f"{scheme}://{auth + '@' if auth else ''}{','.join(addresses)}/{master}/{db}{query}"
 
 
 def load_settings(**overrides: Any) -> ArenaSettings:

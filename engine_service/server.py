@@ -26,7 +26,7 @@ from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
 from store import printable
 from store.audit import AsyncAuditLog
-from store.client import SentinelError, connect_async
+from store.client import SentinelError, connect_async, redacted
 from store.keys import Keys
 from store.sessions import SessionEntry, SessionRegistry, internal_secret
 from store.tokens import lookup_token
@@ -220,7 +220,8 @@ async def serve(settings: ArenaSettings) -> None:
     server = EngineServer(settings)
     port = await server.start()
     print(
-        f"engine service listening on {settings.host}:{port} (redis {settings.redis_url}, prefix {settings.prefix!r})",
+        f"engine service listening on {settings.host}:{port} "
+        f"(redis {redacted(settings.redis_url)}, prefix {settings.prefix!r})",
         flush=True,
     )
     if settings.metrics_port is not None:

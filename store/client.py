@@ -32,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import unquote
+from urllib.parse import parse_qs, unquote
 
 import redis
 import redis.asyncio
@@ -159,6 +159,8 @@ class SentinelTarget:
     username: str | None
     password: str | None
     ssl: bool
+    sentinel_password: str | None = None
+    """The Sentinels' own password (``?sentinel_password=``), if they ask for one."""
 
     @property
     def where(self) -> str:
@@ -176,6 +178,8 @@ def sentinel_target(url: str) -> SentinelTarget | None:
     if not sep or scheme not in SENTINEL_SCHEMES:
         return None
     netloc, _, path = rest.partition("/")
+    path, _, query = path.partition("?")
+    asked = parse_qs(query).get("sentinel_password")
     auth, _, hosts = netloc.rpartition("@")
     user, _, password = auth.partition(":") if auth else ("", "", "")
     master, _, db = path.strip("/").partition("/")
@@ -183,10 +187,10 @@ def sentinel_target(url: str) -> SentinelTarget | None:
     for address in hosts.split(","):
         host, _, port = address.strip().rpartition(":")
         if not host or not port.isdigit():
-            raise SentinelError(f"{address!r} in {_hide(url)} is not a Sentinel's host:port")
+            raise SentinelError(f"{address!r} in {redacted(url)} is not a Sentinel's host:port")
         sentinels.append((host.strip("[]"), int(port)))
     if not master or not (db or "0").isdigit():
-        raise SentinelError(f"{_hide(url)} names no master (redis+sentinel://host:port,.../master/db)")
+        raise SentinelError(f"{redacted(url)} names no master (redis+sentinel://host:port,.../master/db)")
     return SentinelTarget(
         tuple(sentinels),
         master,
@@ -194,6 +198,7 @@ def sentinel_target(url: str) -> SentinelTarget | None:
         unquote(user) or None,
         unquote(password) or None,
         scheme.startswith("rediss"),
+        asked[0] if asked else None,
     )
 
 
@@ -211,11 +216,17 @@ def check_sentinels(url: str) -> None:
         return
     errors, strangers = [], []
     for host, port in target.sentinels:
-        client = redis.Redis(host, port, socket_timeout=SENTINEL_TIMEOUT, socket_connect_timeout=SENTINEL_TIMEOUT)
+        client = redis.Redis(
+            host,
+            port,
+            password=target.sentinel_password,
+            socket_timeout=SENTINEL_TIMEOUT,
+            socket_connect_timeout=SENTINEL_TIMEOUT,
+        )
         try:
             masters: dict[str, Any] = client.sentinel_masters()  # type: ignore[assignment]
         except redis.RedisError as exc:
-            errors.append(f"{host}:{port} ({exc})")
+            errors.append(f"{host}:{port} ({_sentinel_trouble(exc, target)})")
             continue
         finally:
             client.close()
@@ -232,10 +243,29 @@ def check_sentinels(url: str) -> None:
     raise SentinelError(f"no Sentinel reachable (TABLANETTE_REDIS_SENTINELS): {'; '.join(errors)}")
 
 
+def _sentinel_trouble(exc: redis.RedisError, target: SentinelTarget) -> str:
+    """Why a Sentinel did not answer, in the operator's words where Redis's are obscure (its password)."""
+    said = str(exc)
+    if "WRONGPASS" in said or "invalid username-password" in said:
+        return "it refused the password TABLANETTE_REDIS_SENTINEL_PASSWORD gives"
+    if (
+        isinstance(exc, redis.AuthenticationError)
+        or "NOAUTH" in said
+        or "must be called with the client already" in said
+    ):
+        given = "refused the password given" if target.sentinel_password else "asks for a password"
+        return f"it {given}: set TABLANETTE_REDIS_SENTINEL_PASSWORD to the Sentinels' requirepass"
+    return said
+
+
 def _sentinel_kwargs(target: SentinelTarget) -> dict[str, Any]:
     return {
         "min_other_sentinels": 0,
-        "sentinel_kwargs": {"socket_timeout": SENTINEL_TIMEOUT, "socket_connect_timeout": SENTINEL_TIMEOUT},
+        "sentinel_kwargs": {
+            "socket_timeout": SENTINEL_TIMEOUT,
+            "socket_connect_timeout": SENTINEL_TIMEOUT,
+            "password": target.sentinel_password,
+        },
         "db": target.db,
         "username": target.username,
         "password": target.password,
@@ -279,9 +309,16 @@ class _BlockingSentinelPool(redis.asyncio.sentinel.SentinelConnectionPool, redis
     """A Sentinel pool that waits for a free connection rather than failing (see :func:`connect_async`)."""
 
 
-def _hide(url: str) -> str:
+def redacted(url: str) -> str:
+    """The URL without its passwords (the user's, and the Sentinels' in the query): what a log may show.
+
+    >>> redacted("redis+sentinel://:pw@h1:26379,h2:26379/arena/0?sentinel_password=s")
+    'redis+sentinel://h1:26379,h2:26379/arena/0'
+    >>> redacted("redis://user:pw@localhost:6379/2")
+    'redis://localhost:6379/2'
+    """
     scheme, sep, rest = url.partition("://")
-    return f"{scheme}{sep}{rest.rsplit('@', 1)[-1]}"
+    return f"{scheme}{sep}{rest.rsplit('@', 1)[-1].partition('?')[0]}"
 
 
 def _where(url: str) -> str:

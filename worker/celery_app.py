@@ -88,8 +88,11 @@ if sentinel_target(settings.broker_url):  # Redis behind Sentinels: kombu's sent
     except SentinelError as exc:
         sys.exit(f"tablanette worker: the broker: {exc}")
     app.conf.broker_url, master = kombu_sentinel_url(settings.broker_url)
+    sentinel_password = sentinel_target(settings.broker_url).sentinel_password  # type: ignore[union-attr]
     app.conf.broker_transport_options.update(
-        master_name=master, sentinel_kwargs={"socket_timeout": SENTINEL_TIMEOUT, "socket_connect_timeout": 1.0}
+        master_name=master,
+        sentinel_kwargs={"socket_timeout": SENTINEL_TIMEOUT, "socket_connect_timeout": 1.0}
+        | ({"password": sentinel_password} if sentinel_password else {}),
     )
 
 

@@ -31,8 +31,10 @@ class Server:
     proc: subprocess.Popen[bytes]
     log: Path
 
+    password: str | None = None
+
     def client(self) -> redis.Redis:
-        return redis.Redis(port=self.port, socket_timeout=2, socket_connect_timeout=1)
+        return redis.Redis(port=self.port, password=self.password, socket_timeout=2, socket_connect_timeout=1)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -44,6 +46,8 @@ class SentinelGroup:
 
     folder: Path
     replicas: int = 2
+    sentinel_password: str = ""
+    """The Sentinels' ``requirepass`` (they use it among themselves too); empty: none."""
     servers: dict[str, Server] = field(default_factory=dict)
 
     @property
@@ -84,8 +88,10 @@ class SentinelGroup:
                 f"sentinel down-after-milliseconds {MASTER} {DOWN_AFTER_MS}\n"
                 f"sentinel failover-timeout {MASTER} {FAILOVER_TIMEOUT_MS}\n"
                 f"sentinel parallel-syncs {MASTER} 1\n"
+                + (f"requirepass {self.sentinel_password}\n" if self.sentinel_password else "")
             )
-            self._spawn(f"sentinel{i}", [str(conf), "--sentinel", "--port", str(port)])
+            sentinel = self._spawn(f"sentinel{i}", [str(conf), "--sentinel", "--port", str(port)])
+            sentinel.password = self.sentinel_password or None
         _wait(self._sentinels_ready, 30, "the Sentinels to see the primary, its replicas and each other")
 
     def _sentinels_ready(self) -> bool:

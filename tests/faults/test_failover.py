@@ -148,3 +148,42 @@ def test_an_unknown_master_or_no_sentinel_is_a_clear_error_at_start_up(group: Se
     )
     assert engine.returncode != 0 and "tablanette serve: no Sentinel knows a master named 'nope'" in engine.stderr
     assert "Traceback" not in engine.stderr, engine.stderr
+
+
+def test_sentinels_that_ask_for_a_password_are_given_it_and_refuse_a_process_without_it(tmp_path: Path) -> None:
+    """Sentinels with a ``requirepass`` of their own: a process given TABLANETTE_REDIS_SENTINEL_PASSWORD
+    finds the primary through them (the store's clients, the CLI and the Celery app); one without it
+    is refused at start-up with a clear line, and the password is in no line a process prints."""
+    secret = "sentinel-s3cret&"
+    locked = SentinelGroup(tmp_path / "locked", replicas=1, sentinel_password=secret)
+    try:
+        locked.start()
+        plain = load_settings(redis_sentinels=locked.sentinels, redis_master=MASTER).redis_url
+        with pytest.raises(
+            SentinelError,
+            match=r"no Sentinel reachable .*asks for a password: set TABLANETTE_REDIS_SENTINEL_PASSWORD",
+        ):
+            check_sentinels(plain)
+        wrong = load_settings(
+            redis_sentinels=locked.sentinels, redis_master=MASTER, redis_sentinel_password="not-it"
+        ).redis_url
+        with pytest.raises(SentinelError, match=r"it refused the password"):
+            check_sentinels(wrong)
+        url = load_settings(
+            redis_sentinels=locked.sentinels, redis_master=MASTER, redis_sentinel_password=secret
+        ).redis_url
+        client = connect(url)
+        assert client.set("sentinel-password-test", "1") and client.get("sentinel-password-test") == b"1"
+        client.delete("sentinel-password-test")
+        client.close()
+        env = {**os.environ, **sentinel_env(locked), "PYTHONPATH": str(ROOT), "TABLANETTE_REDIS_WAIT_REPLICAS": "0"}
+        for given, ok in ((secret, True), ("", False)):
+            env["TABLANETTE_REDIS_SENTINEL_PASSWORD"] = given
+            for argv in ([*CLI, "league", "list"], [sys.executable, "-c", "import worker.celery_app"]):
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, cwd=ROOT)
+                assert (done.returncode == 0) == ok, done.stderr
+                assert "Traceback" not in done.stderr and secret not in done.stdout + done.stderr, done.stderr
+                if not ok:
+                    assert "asks for a password: set TABLANETTE_REDIS_SENTINEL_PASSWORD" in done.stderr, done.stderr
+    finally:
+        locked.stop()
