@@ -42,7 +42,7 @@ from scheduler.planners import AdaptivePlanner, FixedPlanner, Planner, SprtPlann
 from scheduler.ratings import Outcome
 from store.client import outages_ridden_out
 from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
-from store.ledger import mirror_unit
+from store.ledger import match_luck, mirror_unit
 from store.results import LeagueResults
 from worker.match_runner import SeatConduct
 
@@ -279,7 +279,8 @@ class Feeder:
             record = match_record(match, seats, f"{self.league_id}/{mid}")
             conduct = [asdict(SeatConduct(forfeit=s == absent_seats[0])) for s in range(len(seats))]
             unit = mirror_unit(spec["seed"], seats)
-            self.store.ledger.commit(keys, mid, record, seats, conduct, league.k, league.initial, unit=unit)
+            luck = match_luck(record)  # a forfeit has none: the outcome says so, the skill fit counts it
+            self.store.ledger.commit(keys, mid, record, seats, conduct, league.k, league.initial, unit=unit, luck=luck)
         self.fresh = [mid for mid in self.fresh if mid not in mine]
 
 

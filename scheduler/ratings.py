@@ -82,16 +82,21 @@ class Outcome:
     placing: tuple[float, ...]
     """Per team, higher is better; equal values are a tie."""
     points: tuple[int, ...]
+    luck: tuple[float, ...] | None = None
+    """Per team, the cards' share of its point margin (:mod:`engine_service.rules.luck`); None: not known."""
 
     def to_json(self) -> dict[str, Any]:
         teams = [list(t) for t in self.teams]
-        return {"m": self.match_id, "u": self.unit, "t": teams, "p": list(self.placing), "s": list(self.points)}
+        out = {"m": self.match_id, "u": self.unit, "t": teams, "p": list(self.placing), "s": list(self.points)}
+        return out if self.luck is None else {**out, "l": list(self.luck)}
 
     @classmethod
     def from_json(cls, d: dict[str, Any] | list[Any]) -> Outcome:
-        """From :meth:`to_json`'s object, or the ledger's list ``[m, u, t, p, s]`` (the same, positional)."""
-        m, u, t, p, s = (d["m"], d["u"], d["t"], d["p"], d["s"]) if isinstance(d, dict) else d
-        return cls(m, u, tuple(tuple(team) for team in t), tuple(float(x) for x in p), tuple(s))
+        """From :meth:`to_json`'s object, or the ledger's list ``[m, u, t, p, s]`` or ``[m, u, t, p, s, l]``."""
+        m, u, t, p, s = (d["m"], d["u"], d["t"], d["p"], d["s"]) if isinstance(d, dict) else d[:5]
+        lk = d.get("l") if isinstance(d, dict) else (d[5] if len(d) > 5 else None)
+        luck = None if lk is None else tuple(float(x) for x in lk)
+        return cls(m, u, tuple(tuple(team) for team in t), tuple(float(x) for x in p), tuple(s), luck)
 
 
 @dataclass(frozen=True)

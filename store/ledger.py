@@ -29,7 +29,7 @@ from typing import Any
 import redis
 
 from config import load_settings
-from engine_service.rules import GameRecord, Rules
+from engine_service.rules import GameRecord, LuckError, Rules, luck_of_record
 from engine_service.rules.compact import CompactRecordError, encode
 
 from .keys import LeagueKeys
@@ -42,7 +42,7 @@ MATCH_STATES = ("queued", "running", "failed")
 # KEYS: match, ladder, h2h, h2h-games, records, finished, queued, running, failed, lease, outcomes,
 #       then per seat: stats, bot-matches.
 # ARGV: match id, record, result, bots, teams, placing, totals, conduct, k, initial, now, winner, lease token,
-#       outcome.
+#       outcome, luck (per team, JSON; empty when the match has none).
 _COMMIT = """
 local mkey, ladder, h2h, h2h_games, records, finished = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local lease = KEYS[10]
@@ -57,6 +57,10 @@ local totals = cjson.decode(ARGV[7])
 local conduct = cjson.decode(ARGV[8])
 local k, initial, now, winner = tonumber(ARGV[9]), tonumber(ARGV[10]), ARGV[11], tonumber(ARGV[12])
 local n = #bots
+local luck = nil
+if ARGV[15] ~= '' then luck = cjson.decode(ARGV[15]) end
+local sum_totals = 0
+for t = 1, #totals do sum_totals = sum_totals + totals[t] end
 local function seat_key(i, j) return KEYS[11 + (i - 1) * 2 + j] end
 local rating, delta, opponents = {}, {}, 0
 for i = 1, n do
@@ -96,6 +100,12 @@ for i = 1, n do
   redis.call('HINCRBY', skey, 'timeouts', conduct[i]['timeouts'])
   redis.call('HINCRBY', skey, 'illegal', conduct[i]['illegal'])
   if conduct[i]['forfeit'] then redis.call('HINCRBY', skey, 'forfeits', 1) end
+  if luck then  -- the bot's margins over the matches that have luck: raw and the cards' share of it
+    local raw = totals[team + 1] - (sum_totals - totals[team + 1]) / (#totals - 1)
+    redis.call('HINCRBY', skey, 'luck_games', 1)
+    redis.call('HINCRBYFLOAT', skey, 'luck_raw', string.format('%.2f', raw))
+    redis.call('HINCRBYFLOAT', skey, 'luck', string.format('%.2f', luck[team + 1]))
+  end
   redis.call('HSET', skey, 'last_played', now)
   redis.call('RPUSH', seat_key(i, 2), string.format('%s\\t%.2f', mid, new))
   changes[i] = string.format('%.2f', delta[i])
@@ -104,6 +114,7 @@ redis.call('HSET', records, mid, ARGV[2])
 redis.call('HDEL', mkey, 'worker', 'waiting', 'starts', 'queued_at', 'seed')
 redis.call('HSET', mkey, 'status', 'done', 'result', ARGV[3], 'finished_at', now,
            'elo', '[' .. table.concat(changes, ',') .. ']', 'score', ARGV[7])
+if luck then redis.call('HSET', mkey, 'luck', ARGV[15]) end
 for s = 7, 9 do redis.call('SREM', KEYS[s], mid) end
 redis.call('RPUSH', finished, mid)
 redis.call('RPUSH', KEYS[11], ARGV[14])
@@ -170,6 +181,7 @@ class Ledger:
         lease_token: str = "",
         unit: str = "",
         times_ms: Sequence[int] | None = None,
+        luck: Sequence[float] | None = None,
     ) -> bool:
         """Store a finished match once; False if it was already stored.
 
@@ -179,6 +191,7 @@ class Ledger:
         still holds the match's lease. ``unit`` names the mirrored group the match
         belongs to (its deal seed: games sharing one deal are one unit for the
         ratings' uncertainty); by default the match is a unit of its own.
+        ``luck``: each team's luck margin (:func:`match_luck`), stored with the outcome; None: not known.
         """
         rules = Rules.from_record(record["rules"], players=len(record["players"]))
         result = record["result"]
@@ -187,13 +200,17 @@ class Ledger:
         winner = result["winner"]
         teams = [rules.team_of(s) for s in range(rules.players)]
         placed = placing(record["score"], winner, forfeit_team)
-        outcome = [  # scheduler.ratings.Outcome, positional: match, unit, teams, placing, points
+        outcome = [  # scheduler.ratings.Outcome, positional: match, unit, teams, placing, points[, luck]
             match_id,
             unit or match_id,
             [[bots[s] for s in team] for team in rules.teams],
             [int(p) for p in placed],  # whole numbers (points, or the winner's and forfeit's 1e9)
             record["score"],
         ]
+        if luck is not None:
+            if len(luck) != len(rules.teams):
+                raise ValueError(f"match {match_id}: luck for {len(luck)} teams, the match has {len(rules.teams)}")
+            outcome.append([round(float(x), 2) for x in luck])
         args: list[str | bytes | int | float] = [
             match_id,
             record_value(record, times_ms),
@@ -209,6 +226,7 @@ class Ledger:
             -1 if winner is None else winner,
             lease_token,
             _compact_json(outcome),
+            _compact_json(outcome[5]) if luck is not None else "",
         ]
         stored = self._replicated_commit(commit_keys(keys, match_id, bots), args, match_id)
         if stored < 0:
@@ -260,6 +278,22 @@ def record_value(record: GameRecord, times_ms: Sequence[int] | None = None) -> b
     except CompactRecordError as exc:
         log.warning("record stored as JSON: %s", exc)
         return json.dumps(record, separators=(",", ":")).encode()
+
+
+def match_luck(record: GameRecord) -> list[float] | None:
+    """Each team's luck margin in a finished match (points, to 0.01), or None when it has none.
+
+    A match that ended by a forfeit or abort, or whose record does not verify, has no luck
+    (:class:`~engine_service.rules.LuckError`): it is skipped, never guessed. Nothing here may
+    fail a commit: any other error is logged and the match counts as skipped too.
+    """
+    try:
+        return [round(x, 2) for x in luck_of_record(record).luck]
+    except LuckError:
+        return None
+    except Exception:  # a bug in the estimator must not lose a finished match
+        log.exception("luck of match %s: not computed", record.get("id", "?"))
+        return None
 
 
 def _compact_json(value: object) -> str:

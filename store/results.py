@@ -26,7 +26,7 @@ from .leagues import LeagueError
 if TYPE_CHECKING:  # the archive brings pyarrow: only a process that reads an archived league loads it
     from .archive import ArchivedLeague
 
-MATCH_FIELDS = ("status", "seats", "result", "finished_at", "elo", "round", "error", "score")
+MATCH_FIELDS = ("status", "seats", "result", "finished_at", "elo", "round", "error", "score", "luck")
 TROUBLE_FIELDS = ("first_error", "attempts", "interruptions", "interrupted", "waiting")
 _PARSED_LIMIT = 32
 """Parsed caches a reader keeps (one or two per league it shows)."""
@@ -45,10 +45,22 @@ class LadderRow:
     illegal: int = 0
     forfeits: int = 0
     last_played: float | None = None
+    luck_games: int = 0
+    """Matches with a luck estimate (not forfeited or aborted); the next two sum over them."""
+    luck_raw: float = 0.0
+    """The bot's point margins (its side's points minus the mean of the others')."""
+    luck: float = 0.0
+    """The cards' share of those margins (:mod:`engine_service.rules.luck`); the rest is skill."""
 
     @property
     def points_per_game(self) -> float:
         return self.points / self.games if self.games else 0.0
+
+    def cards(self) -> dict[str, Any]:
+        """Per match, over the matches with luck: raw margin = luck + skill (points), and how many."""
+        n = self.luck_games
+        raw, luck = (self.luck_raw / n, self.luck / n) if n else (0.0, 0.0)
+        return {"games": n, "raw": round(raw, 2), "luck": round(luck, 2), "skill": round(raw - luck, 2)}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +75,7 @@ class LadderRow:
             "illegal": self.illegal,
             "forfeits": self.forfeits,
             "last_played": self.last_played,
+            "cards": self.cards(),
         }
 
 
@@ -330,6 +343,8 @@ def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:
     for f in ("games", "wins", "draws", "losses", "points", "timeouts", "illegal", "forfeits"):
         setattr(row, f, int(stats.get(f, 0)))
     row.last_played = float(stats["last_played"]) if "last_played" in stats else None
+    row.luck_games = int(stats.get("luck_games", 0))
+    row.luck_raw, row.luck = float(stats.get("luck_raw", 0.0)), float(stats.get("luck", 0.0))
     return row
 
 
@@ -340,7 +355,7 @@ def _cache_keys(keys: LeagueKeys, what: str) -> tuple[str, str]:
 
 
 def _match_row(match_id: str, fields: Sequence[bytes | None]) -> dict[str, Any]:
-    status, seats, result, finished, elo, rnd, error, score = fields[: len(MATCH_FIELDS)]
+    status, seats, result, finished, elo, rnd, error, score, luck = fields[: len(MATCH_FIELDS)]
     troubles = {k: text(v) for k, v in zip(TROUBLE_FIELDS, fields[len(MATCH_FIELDS) :], strict=True) if v}
     return {
         **troubles,
@@ -353,6 +368,7 @@ def _match_row(match_id: str, fields: Sequence[bytes | None]) -> dict[str, Any]:
         "finished_at": float(finished) if finished else None,
         "elo": [float(x) for x in json.loads(elo)] if elo else None,
         "error": text(error) if error else None,
+        "luck": json.loads(luck) if luck else None,
     }
 
 

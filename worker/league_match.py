@@ -45,7 +45,7 @@ from store.codec import text
 from store.keys import LeagueKeys
 from store.leagues import League, LeagueStore
 from store.leases import MatchLease
-from store.ledger import NotLeaseHolder, mirror_unit
+from store.ledger import NotLeaseHolder, match_luck, mirror_unit
 from store.results import LeagueResults
 from store.slots import GameSlots
 from worker import metrics
@@ -159,6 +159,9 @@ def _attempt(
     except TimeoutError:  # the limit covers the longest possible match: only a stall gets here
         raise ArenaFault(f"stalled past the time limit of {settings.task_time_limit} s") from None
     conduct = [asdict(c) for c in outcome.conduct]
+    luck_started = time.process_time()
+    luck = match_luck(outcome.record)  # about 80 ms of CPU at tablic, once, before the commit
+    log.debug("match %s: luck %s in %.0f ms of CPU", match_id, luck, 1000 * (time.process_time() - luck_started))
     try:
         stored = store.ledger.commit(
             keys,
@@ -171,6 +174,7 @@ def _attempt(
             lease_token=lease.token,
             unit=mirror_unit(seed, seats),
             times_ms=outcome.times_ms,
+            luck=luck,
         )
     except NotLeaseHolder as exc:
         raise LeaseLost(str(exc)) from None
