@@ -18,6 +18,7 @@ from store.client import connect
 from store.leagues import (
     ABSENT_ACTIONS,
     CLOCKS,
+    FITS,
     FORMATS,
     MAX_LATENCY_CREDIT_MS,
     MAX_TIME_BANK_MS,
@@ -71,6 +72,9 @@ def create(
     budget: Annotated[
         int, typer.Option(min=0, help="adaptive/sprt: most games to play (0: a double round-robin's; sprt 4000).")
     ] = 0,
+    fit: Annotated[
+        str, typer.Option(help="What orders the ladder: win-loss, or skill (point margins minus the cards' luck).")
+    ] = "win-loss",
     elo0: Annotated[float, typer.Option(help="sprt: H0, the challenger is this much stronger (Elo).")] = 0.0,
     elo1: Annotated[float, typer.Option(help="sprt: H1, the challenger is this much stronger (Elo).")] = 50.0,
     alpha: Annotated[float, typer.Option(help="sprt: chance of accepting H1 when H0 holds.")] = 0.05,
@@ -125,6 +129,11 @@ def create(
 
     --time-bank-ms: each bot may go over the move time on any turn, out of a
     reserve of this much for the match; a missed deadline empties it.
+
+    --fit skill orders the ladder by skill: each bot's point margins with the
+    luck of the cards taken out, in points a match (the win/loss ratings are
+    shown beside it; an adaptive league then pairs the neighbours least sure
+    on skill).
     """
     rules = build_rules(preset, players, rule)
     if absent_action not in ABSENT_ACTIONS:
@@ -132,6 +141,9 @@ def create(
     league = League(name, rules, format, games, mirrored, champion, k, initial, seed)
     league.absent_timeout, league.absent_action = absent_timeout, absent_action
     league.confidence, league.budget = confidence, budget
+    if fit not in FITS:
+        fail(f"--fit must be one of {', '.join(FITS)}, not {fit!r}")
+    league.fit = fit
     league.quarantine_illegal, league.quarantine_timeouts = quarantine_illegal, quarantine_timeouts
     league.quarantine_forfeits = quarantine_forfeits
     if clock not in CLOCKS:
@@ -289,12 +301,14 @@ def status(name: str, as_json: JsonOpt = False) -> None:
         s = st.status(name)
         troubles = st.troubles(name)
         note = st.note(name)
+        fit = st.load(name).fit
     except LeagueError as exc:
         fail(str(exc))
     if as_json:
-        print(json.dumps({**s.to_json(), "troubles": troubles, "planner": note}))
+        print(json.dumps({**s.to_json(), "fit": fit, "troubles": troubles, "planner": note}))
         return
     console.print(progress_line(s), highlight=False)
+    console.print(f"ladder fitted on: {fit}", highlight=False)
     if note:
         console.print(_note_line(note), highlight=False)
     if troubles:

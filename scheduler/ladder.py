@@ -4,6 +4,8 @@
 interval, provisional mark, point margin, settled groups) with each bot's
 counts (games, W/D/L, conduct) and its incremental Elo, kept as a *form* trend:
 it moves with the order results arrive in, which is why it is not the rating.
+A league fitted on skill (``League.fit``) is ordered by :mod:`scheduler.skill`
+instead, the win/loss rating kept in each row.
 
 Fitting takes from milliseconds (a few bots) to a couple of seconds (forty bots
 with profile-likelihood intervals), so the fitted ladder is cached in Redis
@@ -17,6 +19,7 @@ import time
 from typing import Any
 
 from scheduler.ratings import Fit, Outcome, fit_ratings
+from scheduler.skill import fit_skill
 from store.leagues import League
 from store.results import LeagueResults
 
@@ -26,19 +29,27 @@ LOS_TOP = 100
 """The likelihood-of-superiority matrix cached (and served) covers at most the top this many bots."""
 
 
-def fit_league(results: LeagueResults, league: League) -> Fit:
+def fit_league(results: LeagueResults, league: League, outcomes: list[Outcome] | None = None) -> Fit:
     """Fit a league's ratings from all its results now (no cache)."""
-    outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
+    if outcomes is None:
+        outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
     return fit_ratings(outcomes, bots=league.bots, initial=league.initial, threshold=league.confidence)
 
 
 def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY) -> dict[str, Any]:
-    """The league's fitted ladder (JSON), from the cache when it is current or young enough."""
+    """The league's fitted ladder (JSON), from the cache when it is current or young enough.
+
+    A league fitted on skill also has ``skill``: :func:`scheduler.skill.fit_skill`'s JSON.
+    """
     count = results.outcome_count(league.league_id)
     cached = results.cached(league.league_id, "fit")
-    if cached and (cached["results"] == count or time.time() - cached["computed_at"] < max_age):
+    young = cached and (cached["results"] == count or time.time() - cached["computed_at"] < max_age)
+    if cached and young and (league.fit == "skill") == ("skill" in cached):
         return cached
-    data = {"results": count, "computed_at": time.time(), **fit_league(results, league).to_json()}
+    outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
+    data = {"results": count, "computed_at": time.time(), **fit_league(results, league, outcomes).to_json()}
+    if league.fit == "skill":
+        data["skill"] = fit_skill(outcomes, league.bots, threshold=league.confidence).to_json()
     results.cache(league.league_id, "fit", data)
     return data
 
@@ -74,25 +85,35 @@ def _los(fit: Fit, count: int, top: int | None) -> dict[str, Any]:
 def ladder(results: LeagueResults, league: League, limit: int | None = None, offset: int = 0) -> dict[str, Any]:
     """The fitted ladder, best first: rating, interval, provisional, margin, counts, and form (Elo).
 
+    A league fitted on skill is ordered (and grouped) by skill: each row adds ``skill``, its
+    ``skill_interval`` and mean ``luck`` (points a match), beside the win/loss rating.
+
     ``limit`` and ``offset`` page through it (ranks stay the whole ladder's); ``total`` is every bot.
     """
     fit = fitted(results, league)
-    page = fit["ratings"][offset : None if limit is None else offset + limit]
+    order = fit.get("skill", fit)  # the fit that orders the ladder
+    page = order["ratings"][offset : None if limit is None else offset + limit]
     counts = results.ladder_rows(league.league_id, [r["bot"] for r in page])
+    win_loss = {r["bot"]: r for r in fit["ratings"]} if "skill" in fit else {}
     rows = []
     for rank, r in enumerate(page, offset + 1):
         c = counts.get(r["bot"])
         extra = c.to_json() if c is not None else {}
         form = extra.pop("rating", None)
+        if win_loss:  # the skill fit's row, beside the win/loss fit's
+            r = {**win_loss.get(r["bot"], {}), "skill": r["skill"], "skill_interval": r["interval"], "luck": r["luck"]}
         rows.append({"rank": rank, **extra, **r, "form": form})
+    skill = {"without_luck": fit["skill"]["without_luck"], "skill_model": fit["skill"]["model"]} if win_loss else {}
     return {
         "league": league.league_id,
+        "fit": league.fit,
+        **skill,
         "results": fit["results"],
         "threshold": fit["threshold"],
         "model": fit["model"],
-        "total": len(fit["ratings"]),
+        "total": len(order["ratings"]),
         "offset": offset,
         "rows": rows,
-        "groups": fit["groups"],
-        "neighbours": fit["neighbours"],
+        "groups": order["groups"],
+        "neighbours": order["neighbours"],
     }

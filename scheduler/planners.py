@@ -11,7 +11,8 @@ with games played in-process.
 - :class:`AdaptivePlanner` (``--format adaptive``): one mirrored pair per
   pairing as a seed, then mirrored pairs between the ladder neighbours whose
   order is least certain, until every neighbour's likelihood of superiority
-  passes the league's confidence, or the game budget is spent.
+  passes the league's confidence, or the game budget is spent. A league fitted on
+  skill (``League.fit``) reads the neighbours off :mod:`scheduler.skill` instead.
 - :class:`SprtPlanner` (``--format sprt``): mirrored pairs between a challenger
   and the champion until a pentanomial SPRT accepts H0 or H1 (or the budget).
 """
@@ -23,7 +24,8 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from scheduler.pairings import PlannedMatch, mirrored_pair, plan_round_robin
-from scheduler.ratings import Outcome, fit_ratings, game_score
+from scheduler.ratings import Fit, Outcome, fit_ratings, game_score
+from scheduler.skill import SkillFit, fit_skill
 from scheduler.sprt import SPRT
 from store.leagues import League
 
@@ -82,9 +84,13 @@ class AdaptivePlanner:
     def more(
         self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
     ) -> list[PlannedMatch] | None:
-        fit = fit_ratings(
-            outcomes, self.league.bots, self.league.initial, threshold=self.league.confidence, intervals=False
-        )
+        fit: Fit | SkillFit
+        if self.league.fit == "skill":
+            fit = fit_skill(outcomes, self.league.bots, threshold=self.league.confidence)
+        else:
+            fit = fit_ratings(
+                outcomes, self.league.bots, self.league.initial, threshold=self.league.confidence, intervals=False
+            )
         unsure = sorted((los, a, b) for a, b, los in fit.neighbours() if los < self.league.confidence)
         self._note = {
             "settled": not unsure,

@@ -44,6 +44,8 @@ return added
 """
 ABSENT_ACTIONS = ("pause", "forfeit")
 CLOCKS = ("wall", "cpu")
+FITS = ("win-loss", "skill")
+"""What may order a league's ladder (:attr:`League.fit`)."""
 """What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
 MAX_LATENCY_CREDIT_MS = 10_000
 """The largest latency credit a league may give (a round trip longer than 10 s is no network to play on)."""
@@ -95,6 +97,9 @@ class League:
     ``forfeit``: it forfeits its remaining matches."""
     confidence: float = 0.975
     """The likelihood of superiority at which two neighbours on the ladder count as settled."""
+    fit: str = "win-loss"
+    """What orders the ladder: ``win-loss`` (:mod:`scheduler.ratings`), or ``skill``, the point margins
+    with the cards' luck taken out (:mod:`scheduler.skill`; the win/loss fit is shown beside it)."""
     budget: int = 0
     """``adaptive`` and ``sprt`` leagues: the most games they may play (0: the format's default)."""
     sprt: dict[str, float] = field(default_factory=dict)
@@ -193,6 +198,8 @@ class LeagueStore:
             raise LeagueError(f"unknown format {league.format!r}; formats: {', '.join(FORMATS)}")
         if league.clock not in CLOCKS:
             raise LeagueError(f"unknown clock {league.clock!r}; one of: {', '.join(CLOCKS)}")
+        if league.fit not in FITS:
+            raise LeagueError(f"unknown fit {league.fit!r}; one of: {', '.join(FITS)}")
         if league.absent_action not in ABSENT_ACTIONS:
             raise LeagueError(f"unknown absent action {league.absent_action!r}; one of: {', '.join(ABSENT_ACTIONS)}")
         if not self.r.sadd(Keys(self.prefix).leagues, league.league_id):
@@ -217,6 +224,7 @@ class LeagueStore:
                 "absent_timeout": league.absent_timeout,
                 "absent_action": league.absent_action,
                 "confidence": league.confidence,
+                "fit": league.fit,
                 "budget": league.budget,
                 "sprt": json.dumps(league.sprt),
                 "quarantine_illegal": league.quarantine_illegal,
@@ -257,6 +265,7 @@ class LeagueStore:
             absent_timeout=float(meta.get("absent_timeout", 600)),
             absent_action=meta.get("absent_action", "pause"),
             confidence=float(meta.get("confidence", 0.975)),
+            fit=meta.get("fit", "win-loss"),
             budget=int(meta.get("budget", 0)),
             sprt=json.loads(meta.get("sprt", "{}")),
             quarantine_illegal=int(meta.get("quarantine_illegal", 20)),

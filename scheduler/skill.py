@@ -1,0 +1,232 @@
+"""The ladder fitted on skill: point margins with the cards' luck taken out, in points per match.
+
+A finished match gives each team a **skill margin**: its point margin (its points
+minus the mean of the other teams') minus its luck (:mod:`engine_service.rules.luck`,
+stored with the outcome). The model is a Gaussian paired comparison fitted by least
+squares: each bot has a skill ``s``, a team's is the sum of its members', and
+
+    skill margin of team t  ~  s(t) - mean of s(other teams)
+
+so with two bots ``s_a - s_b`` is the margin ``a`` is expected to win by against
+``b``. The skills sum to zero: a bot's skill is the points a match it scores over
+an average bot of the league, the deal's luck aside.
+
+**Uncertainty.** Each match's teams (their margins sum to zero) and the games of a
+mirrored pair (one deal, seats swapped) are not independent, so the covariance is
+the cluster-robust *sandwich* with the unit (the mirrored group) as the cluster,
+the same units the win/loss fit (:mod:`scheduler.ratings`) treats as one. A bot's
+95% interval is ``s +- 1.96 se``; the likelihood of superiority of ``a`` over
+``b`` is ``Phi((s_a - s_b) / se(s_a - s_b))``. A bot with fewer than two units
+has no interval (it is provisional).
+
+**Matches without luck** (forfeits, aborts, outcomes stored before luck was) fall
+back to their raw margin, or are left out with ``missing="skip"``; either way they
+are counted (``without_luck``), since a forfeit's margin is the arena's invention.
+
+>>> from scheduler.ratings import Outcome
+>>> o = [Outcome(f"m{i}", f"u{i}", (("a",), ("b",)), (1.0, 0.0), (101, 80 + i), (10.0 - i, i - 10.0))
+...      for i in range(6)]
+>>> fit = fit_skill(o)
+>>> [r.bot for r in fit.ratings], round(fit.ratings[0].skill, 2), fit.without_luck
+(['a', 'b'], 5.5, 0)
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+from scipy.special import ndtr
+
+from scheduler.ratings import Z95, Outcome
+
+MISSING = ("raw", "skip")
+"""What a match without luck counts as: its raw margin, or nothing."""
+
+
+@dataclass(frozen=True)
+class SkillRating:
+    bot: str
+    skill: float
+    """Points a match over an average bot of the league, luck taken out."""
+    low: float
+    high: float
+    games: int
+    provisional: bool
+    luck: float
+    """The bot's mean luck a match (points the cards gave it), over the matches that have luck."""
+
+    def to_json(self) -> dict[str, Any]:
+        finite = math.isfinite(self.low) and math.isfinite(self.high)
+        return {
+            "bot": self.bot,
+            "skill": round(self.skill, 2),
+            "interval": [round(self.low, 2), round(self.high, 2)] if finite else None,
+            "games": self.games,
+            "provisional": self.provisional,
+            "luck": round(self.luck, 2),
+        }
+
+
+@dataclass
+class SkillFit:
+    """The ladder on skill (best first), with what its uncertainty needs for LOS."""
+
+    ratings: list[SkillRating]
+    threshold: float
+    without_luck: int
+    """Matches that had no luck (raw margin used, or skipped: see ``missing``)."""
+    missing: str
+    index: dict[str, int] = field(default_factory=dict)
+    theta: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+    def los(self, a: str, b: str) -> float:
+        """Likelihood that ``a`` has more skill than ``b`` (0.5 if either has no interval)."""
+        if a == b or a not in self.index or b not in self.index:
+            return 0.5
+        i, j = self.index[a], self.index[b]
+        if not (math.isfinite(self.cov[i, i]) and math.isfinite(self.cov[j, j])):
+            return 0.5
+        var = self.cov[i, i] + self.cov[j, j] - 2 * self.cov[i, j]
+        diff = self.theta[i] - self.theta[j]
+        if var <= 0:
+            return 0.5 if diff == 0 else float(diff > 0)
+        return float(ndtr(diff / math.sqrt(var)))
+
+    def neighbours(self) -> list[tuple[str, str, float]]:
+        """Each bot and the next one down, with the LOS of the first over the second."""
+        order = [r.bot for r in self.ratings]
+        return [(a, b, self.los(a, b)) for a, b in itertools.pairwise(order)]
+
+    def groups(self) -> list[list[str]]:
+        """The ladder cut where a bot is above its next neighbour with LOS >= the threshold."""
+        out: list[list[str]] = []
+        for r in self.ratings:
+            if out and self.los(out[-1][-1], r.bot) < self.threshold:
+                out[-1].append(r.bot)
+            else:
+                out.append([r.bot])
+        return out
+
+    def settled(self) -> bool:
+        return all(los >= self.threshold for _, _, los in self.neighbours())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": "Gaussian paired comparison on skill margins (raw minus luck), points per match; "
+            "mirrored pairs as clusters",
+            "threshold": self.threshold,
+            "without_luck": self.without_luck,
+            "missing": self.missing,
+            "ratings": [r.to_json() for r in self.ratings],
+            "groups": self.groups(),
+            "neighbours": [{"above": a, "below": b, "los": round(p, 4)} for a, b, p in self.neighbours()],
+        }
+
+
+def fit_skill(
+    outcomes: Iterable[Outcome], bots: Sequence[str] = (), threshold: float = 0.975, missing: str = "raw"
+) -> SkillFit:
+    """Fit every bot's skill from all outcomes (order does not matter); ``bots`` adds those not yet played."""
+    if missing not in MISSING:
+        raise ValueError(f"missing must be one of {', '.join(MISSING)}, not {missing!r}")
+    rows, without = _rows(outcomes, missing)
+    names = sorted({b for (_, team, others, _), _lk in rows for b in (*team, *others)})
+    index = {b: i for i, b in enumerate(names)}
+    theta, cov = _least_squares(rows, index)
+    games, luck = _per_bot(rows, index)
+    ratings = []
+    for b, i in index.items():
+        se = math.sqrt(cov[i, i]) if math.isfinite(cov[i, i]) and cov[i, i] >= 0 else math.inf
+        low, high = theta[i] - Z95 * se, theta[i] + Z95 * se
+        mean_luck = luck[i][0] / luck[i][1] if luck[i][1] else 0.0
+        ratings.append(SkillRating(b, float(theta[i]), low, high, games[i], not math.isfinite(se), mean_luck))
+    for b in dict.fromkeys(bots):
+        if b not in index:
+            ratings.append(SkillRating(b, 0.0, -math.inf, math.inf, 0, True, 0.0))
+    ratings.sort(key=lambda r: (-r.skill, r.bot))
+    return SkillFit(ratings, threshold, without, missing, index, theta, cov)
+
+
+Row = tuple[str, tuple[str, ...], tuple[str, ...], float]
+"""unit, the team's bots, the other teams' bots, the team's margin (skill, or raw when it has no luck)."""
+
+
+def _rows(outcomes: Iterable[Outcome], missing: str) -> tuple[list[tuple[Row, float | None]], int]:
+    """One row per team of every outcome (with the team's luck, None when unknown); matches without luck."""
+    rows: list[tuple[Row, float | None]] = []
+    without = 0
+    for o in outcomes:
+        if o.luck is not None and len(o.luck) != len(o.teams):
+            raise ValueError(f"outcome {o.match_id}: luck for {len(o.luck)} teams, it has {len(o.teams)}")
+        if o.luck is None:
+            without += 1
+            if missing == "skip":
+                continue
+        n = len(o.teams)
+        for t, team in enumerate(o.teams):
+            raw = o.points[t] - (sum(o.points) - o.points[t]) / (n - 1)
+            lk = None if o.luck is None else o.luck[t]
+            others = tuple(b for u, other in enumerate(o.teams) if u != t for b in other)
+            rows.append(((o.unit, team, others, raw - (lk or 0.0)), lk))
+    return rows, without
+
+
+def _least_squares(rows: Sequence[tuple[Row, float | None]], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Skills (summing to zero) and their cluster-robust covariance (inf where a bot has < 2 units)."""
+    n = len(index)
+    if not rows:
+        return np.zeros(n), np.full((n, n), math.inf)
+    units: dict[str, int] = {}
+    r_idx: list[int] = []
+    c_idx: list[int] = []
+    vals: list[float] = []
+    y: list[float] = []
+    cluster: list[int] = []
+    for k, ((unit, team, others, margin), _) in enumerate(rows):
+        weight = -len(team) / len(others)  # minus 1 / (the number of other teams): their mean
+        r_idx += [k] * (len(team) + len(others))
+        c_idx += [index[b] for b in (*team, *others)]
+        vals += [1.0] * len(team) + [weight] * len(others)
+        y.append(margin)
+        cluster.append(units.setdefault(unit, len(units)))
+    x = sparse.csr_matrix((vals, (r_idx, c_idx)), shape=(len(rows), n))
+    bread = np.linalg.pinv((x.T @ x).toarray(), hermitian=True)
+    theta = bread @ (x.T @ np.asarray(y))
+    theta -= theta.mean()
+    resid = np.asarray(y) - x @ theta
+    g = len(units)
+    if g < 2:
+        return theta, np.full((n, n), math.inf)
+    scores = sparse.csr_matrix((np.ones(len(rows)), (cluster, range(len(rows)))), shape=(g, len(rows))) @ (
+        sparse.diags(resid) @ x
+    )
+    meat = (scores.T @ scores).toarray() * g / (g - 1)
+    cov = bread @ meat @ bread
+    per_bot_units: dict[int, set[int]] = defaultdict(set)
+    for k, ((_, team, others, _), _) in enumerate(rows):
+        for b in (*team, *others):
+            per_bot_units[index[b]].add(cluster[k])
+    for i in range(n):
+        if len(per_bot_units[i]) < 2:
+            cov[i, :] = cov[:, i] = math.inf
+    return theta, cov
+
+
+def _per_bot(rows: Sequence[tuple[Row, float | None]], index: dict[str, int]) -> tuple[list[int], list[list[float]]]:
+    """Per bot: matches played, and [sum of its luck, matches with luck]."""
+    games, luck = [0] * len(index), [[0.0, 0.0] for _ in index]
+    for (_, team, _, _), lk in rows:
+        for b in team:
+            games[index[b]] += 1
+            if lk is not None:
+                luck[index[b]][0] += lk
+                luck[index[b]][1] += 1
+    return games, luck
