@@ -33,7 +33,7 @@ from store.leagues import LeagueError
 from store.versions import Quota, QuotaError, VersionError
 from web import queries
 from web.queries import Reads
-from web.replay import replay_frames
+from web.replay import luck_curve, replay_frames
 
 STATIC = Path(__file__).parent / "static"
 
@@ -197,12 +197,12 @@ def api_bot(reads: ReadsDep, league_id: str, bot: str, limit: int = Query(20, ge
 @api.get(
     "/leagues/{league_id}/replays/{match_id:path}",
     tags=["matches"],
-    summary="Replay frames of a finished match, computed by the rules engine",
+    summary="Replay frames of a finished match, computed by the rules engine, and its luck and skill per team",
 )
 def api_replay(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
     record = queries.record(reads, league_id, match_id)
     header = {k: v for k, v in record.items() if k != "deals"}
-    return JSONResponse({"record": header, "frames": replay_frames(record)})
+    return JSONResponse({"record": header, "frames": replay_frames(record), "luck": luck_curve(record)})
 
 
 @api.get(

@@ -127,8 +127,12 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
     if row is None:
         raise LeagueError(f"no bot named {bot!r} in league {league_id!r}")
     history, length = reads.results.history(league_id, bot, CHART_POINTS)
-    ranked = fitted(reads.results, reads.leagues.load(league_id))["ratings"]
-    mine = next(({**r, "rank": i} for i, r in enumerate(ranked, 1) if r["bot"] == bot), None)
+    fit = fitted(reads.results, reads.leagues.load(league_id))
+    mine = next((r for r in fit["ratings"] if r["bot"] == bot), None)
+    ranked = fit.get("skill", fit)["ratings"]  # a league fitted on skill is ranked by it
+    rank = next((i for i, r in enumerate(ranked, 1) if r["bot"] == bot), None)
+    on_skill = [r for r in fit["skill"]["ratings"] if r["bot"] == bot] if "skill" in fit else []
+    skill = {"skill": on_skill[0]["skill"], "skill_interval": on_skill[0]["interval"]} if on_skill else {}
     counts = row.to_json()
     form = counts.pop("rating")
     return {
@@ -136,7 +140,8 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
         **counts,
         "form": form,
         **({k: mine[k] for k in ("rating", "interval", "provisional", "margin", "margin_interval")} if mine else {}),
-        "rank": mine["rank"] if mine else reads.results.rank(league_id, bot),
+        **skill,
+        "rank": rank or reads.results.rank(league_id, bot),
         "quarantine": printable.deep(reads.leagues.quarantined(league_id).get(bot)),
         "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
         "history_points": length,
@@ -202,7 +207,7 @@ def hosted_version(reads: Reads, bot: str, number: int, owner: bool = False) -> 
     data = reads.versions.require(name).printable_json()
     public = reads.versions.output_public(bot)
     if not (owner or public):
-        data["output"], data["build_log"] = [], ""
+        data["output"], data["build_log"], data["build_error"] = [], "", ""
         data["evidence"] = [
             {**e, "output": [], "reason": e["reason"] if e.get("reason_public") else HIDDEN_REASON}
             for e in data["evidence"]

@@ -1,7 +1,9 @@
 """Replay frames: a record re-played by the engine, one frame per step, for the viewer.
 
 Frames are computed by the rules engine (the same replay as ``records verify``),
-so what the viewer shows is what the engine says happened.
+so what the viewer shows is what the engine says happened. :func:`luck_curve`
+adds the match's luck and skill per team and its luck curve, computed on demand
+and kept in-process.
 
 >>> from bots import make_bot, play_match
 >>> from engine_service.rules import Rules, match_record
@@ -13,19 +15,30 @@ so what the viewer shows is what the engine says happened.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from engine_service.rules import (
     DealEntry,
     DealState,
     GameRecord,
+    LuckError,
     Match,
     Play,
     PlayEntry,
     Rules,
     card_names,
+    luck_of_record,
     verify_record,
 )
+
+LUCK_CACHE = 256
+"""Matches whose luck curve this process keeps (about 80 ms of CPU each to compute again)."""
+_luck: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_luck_lock = threading.Lock()
 
 
 def _position(deal: DealState) -> dict[str, Any]:
@@ -106,3 +119,31 @@ def _play_frame(match: Match, deal: DealState, p: PlayEntry, k: int, i: int, tot
     if deal.over:
         frame["table"] = card_names(deal.leftover)
     return frame
+
+
+def luck_curve(record: GameRecord) -> dict[str, Any]:
+    """The match's luck and skill per team and its luck curve (:func:`luck_of_record`'s JSON), or
+    ``{"skipped": why}`` for a match that has none (a forfeit, an abort). Kept for the last
+    :data:`LUCK_CACHE` records asked about, by their content (a finished record never changes).
+
+    >>> from bots import make_bot, play_match
+    >>> from engine_service.rules import Rules, match_record
+    >>> m = play_match(Rules.preset("tablic", target=21), "doc", [make_bot("greedy"), make_bot("random", 1)])
+    >>> curve = luck_curve(match_record(m, ["a", "b"], "doc"))
+    >>> curve["events"][0]["round"], len(curve["luck"]), luck_curve(match_record(m, ["a", "b"], "doc")) is curve
+    (0, 2, True)
+    """
+    key = hashlib.blake2b(json.dumps(record, sort_keys=True).encode(), digest_size=16).hexdigest()
+    with _luck_lock:
+        if key in _luck:
+            _luck.move_to_end(key)
+            return _luck[key]
+    try:
+        data = luck_of_record(record).to_json()
+    except LuckError as exc:
+        data = {"skipped": str(exc)}
+    with _luck_lock:
+        _luck[key] = data
+        while len(_luck) > LUCK_CACHE:
+            _luck.popitem(last=False)
+    return data

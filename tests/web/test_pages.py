@@ -566,3 +566,104 @@ def test_a_big_ladder_comes_a_page_at_a_time(tab: Tab, site: Site) -> None:
     shown = page.locator('[data-testid="ladder-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)")
     assert shown == [r["bot"] for r in rows]
     assert page.locator('[data-testid="los-row"]').count() == 30
+
+
+# ------------------------------------------------------------------ luck and skill
+
+
+def page_number(s: str) -> float:
+    """A signed number as the pages write it (+1.5, −2.0, ±0.0)."""
+    return float(s.replace("\u2212", "-").replace("±", "").replace("+", ""))
+
+
+def test_bot_page_shows_luck_and_skill_per_match_and_in_total(tab: Tab, site: Site) -> None:
+    """The worker stored each match's luck (the estimator's, to 0.01); the page splits every margin."""
+    from engine_service.rules import luck_of_record
+
+    best = fitted(site)["rows"][0]["bot"]
+    top = LeagueResults(site.arena.redis, site.arena.prefix).ladder_row(LEAGUE, best)
+    assert top is not None and top.luck_games == top.games > 0  # no forfeit: every match has luck
+    cards = top.cards()
+    page = tab.open(f"/leagues/{LEAGUE}/bots/{best}")
+    assert tab.text("cards-games") == f"{top.games} of {top.games}"
+    for tid, key in (("cards-raw", "raw"), ("cards-luck", "luck"), ("cards-skill", "skill")):
+        assert page_number(tab.text(tid)) == pytest.approx(cards[key], abs=0.051), tid
+    rows = page.locator('[data-testid="bot-match-row"]')
+    assert rows.count() > 0
+    for i in range(rows.count()):
+        row = rows.nth(i)
+        mid = row.get_attribute("data-match")
+        rec, seat = record(site, mid), match_hash(site, mid)["seats"].index(best)
+        team = next(t for t, seats in enumerate(rec["teams"]) if seat in seats)
+        luck = luck_of_record(rec)
+        assert page_number(row.get_by_test_id("luck").inner_text()) == pytest.approx(luck.luck[team], abs=0.06)
+        assert page_number(row.get_by_test_id("skill").inner_text()) == pytest.approx(luck.skill[team], abs=0.06)
+    tab.screenshot("bot-luck-desktop")
+
+
+def test_replay_shows_the_luck_curve(tab: Tab, site: Site) -> None:
+    """Luck and skill per side, and the curve: one point per deal of cards, each a link to its frame."""
+    from engine_service.rules import luck_of_record
+
+    mid = finished_ids(site)[0]
+    luck = luck_of_record(record(site, mid))
+    frames = site.api(f"/leagues/{LEAGUE}/replays/{mid}")["frames"]
+    page = tab.open(f"/leagues/{LEAGUE}/replay/{mid}")
+    for t in range(len(luck.teams)):
+        for tid, values in (("raw", luck.raw), ("luck", luck.luck), ("skill", luck.skill)):
+            assert page_number(tab.text(f"{tid}-{t}")) == pytest.approx(values[t], abs=0.051), (tid, t)
+    curve = tab.testid("luck-curve")
+    assert int(curve.get_attribute("data-points")) == len(luck.events) + 1  # plus the start at 0
+    want = []
+    for e in luck.events:
+        kind = "deal" if e.round == 0 else "round"
+        at = next(
+            i
+            for i, f in enumerate(frames)
+            if f["kind"] == kind and f["deal"] == e.deal and f.get("round", 0) == e.round
+        )
+        want.append(f"#frame={at}")
+    assert curve.locator("a").evaluate_all("as => as.map(a => a.getAttribute('href'))") == want
+    curve.locator("a").last.locator("circle").click()
+    page.wait_for_function(f"location.hash === '{want[-1]}'")
+    tab.screenshot("replay-luck-desktop")
+
+
+def test_a_league_fitted_on_skill_shows_its_skill_ladder(tab: Tab, site: Site) -> None:
+    """``--fit skill``: the ladder is ordered by skill, with skill and luck columns (real matches, committed
+    through the ledger here so the test need not wait for workers)."""
+    from bots import make_bot, play_match
+    from engine_service.rules import Rules, match_record
+    from store.ledger import match_luck, mirror_unit
+
+    league = "on-skill"
+    site.cli("league", "create", league, "--fit", "skill", "--rule", "target=31")
+    store = LeagueStore(site.arena.redis, site.arena.prefix)
+    store.add_bots(league, ["bo-greedy", "cy-random"])
+    assert store.load(league).fit == "skill"
+    rules, clean = (
+        Rules.preset("tablic", target=31),
+        {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False},
+    )
+    for i in range(6):
+        seats = ["bo-greedy", "cy-random"][:: 1 if i % 2 == 0 else -1]
+        seed = f"skill-{i // 2}"
+        players = [make_bot("greedy" if s == "bo-greedy" else "random", f"{seed}{s}") for s in seats]
+        rec = match_record(play_match(rules, seed, players), seats, f"{league}/m{i}")
+        unit = mirror_unit(seed, seats)
+        store.ledger.commit(
+            store.keys(league), f"m{i}", rec, seats, [clean, clean], 24, 1500, unit=unit, luck=match_luck(rec)
+        )
+    data = site.api(f"/leagues/{league}/ladder")
+    assert data["fit"] == "skill" and data["without_luck"] == 0
+    page = tab.open(f"/leagues/{league}")
+    order = page.locator('[data-testid="ladder-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)")
+    assert order == [r["bot"] for r in data["rows"]]
+    first = page.locator('[data-testid="ladder-row"]').first
+    assert page_number(first.get_by_test_id("skill").inner_text().split(" ")[0]) == pytest.approx(
+        data["rows"][0]["skill"], abs=0.051
+    )
+    assert page_number(first.get_by_test_id("luck").inner_text()) == pytest.approx(data["rows"][0]["luck"], abs=0.051)
+    assert "Ordered by skill" in page.locator("#ladder-legend").inner_text()
+    tab.open(f"/leagues/{league}/bots/{order[0]}")
+    assert page_number(tab.text("skill-rating")) == pytest.approx(data["rows"][0]["skill"], abs=0.051)

@@ -1,4 +1,5 @@
-/* One bot of a league: rating history, record, conduct (timeouts, illegal plays, forfeits), recent matches. */
+/* One bot of a league: rating history, record, luck and skill, conduct (timeouts, illegal plays, forfeits),
+   recent matches. */
 "use strict";
 
 (() => {
@@ -43,6 +44,7 @@
       stat("Score %", `${winPct}%`, "score-pct"),
       stat("Points / game", num(b.points_per_game, 1), "ppg"),
     );
+    renderCards(b);
     const flag = document.getElementById("quarantine");
     if (b.quarantine) {
       const q = b.quarantine;
@@ -57,6 +59,35 @@
       stat("Per game", b.games ? num((b.timeouts + b.illegal) / b.games, 2) : "–", "conduct-rate",
         `conduct ${level(b.timeouts + b.illegal)}`),
     );
+  }
+
+  /** How much of the bot's result was the cards: its margins a match, split into luck and skill. */
+  function renderCards(b) {
+    const c = b.cards || { games: 0 };
+    const host = clear(document.getElementById("cards"));
+    document.getElementById("cards-hint").textContent = c.games
+      ? `points a match over its opponents, over the ${c.games} of ${b.games} match(es) with a luck estimate (forfeits and aborts have none): margin = luck + skill`
+      : "no match with a luck estimate yet (forfeits and aborts have none)";
+    const skill = b.skill === undefined ? [] : [
+      stat("Skill rating", TA.signed(b.skill, 1), "skill-rating"),
+      stat("95% interval", b.skill_interval ? `${TA.signed(b.skill_interval[0], 1)} – ${TA.signed(b.skill_interval[1], 1)}` : "–", "skill-interval"),
+    ];
+    host.append(
+      stat("Margin / match", c.games ? TA.signed(c.raw, 1) : "–", "cards-raw"),
+      stat("Luck / match", c.games ? TA.signed(c.luck, 1) : "–", "cards-luck"),
+      stat("Skill / match", c.games ? TA.signed(c.skill, 1) : "–", "cards-skill"),
+      stat("Rated for luck", `${c.games} of ${b.games}`, "cards-games"),
+      ...skill,
+    );
+  }
+
+  /** The bot's side's raw, luck and skill margins in one match (null when the match has no luck). */
+  function matchLuck(m, v) {
+    if (!m.luck || !m.score || v.team === undefined || v.team === null || v.team < 0 || m.luck[v.team] === undefined) return null;
+    const others = m.score.filter((_, i) => i !== v.team);
+    const raw = m.score[v.team] - others.reduce((a, x) => a + x, 0) / others.length;
+    const luck = m.luck[v.team];
+    return { raw, luck, skill: raw - luck };
   }
 
   function renderChart(b, initial) {
@@ -95,6 +126,7 @@
     }
     const rows = b.recent.map((m) => {
       const v = TA.matchFor(m, bot, teams);
+      const lk = matchLuck(m, v);
       const who = [
         v.opponents.map((o, i) => [i ? ", " : null, el("a", { href: urls.bot(leagueId, o), text: o })]),
         v.partners.length ? el("span", { class: "muted small", text: ` (with ${v.partners.join(", ")})` }) : null,
@@ -114,6 +146,8 @@
         el("td", null, result, m.result && m.result.reason !== "target" ? el("span", { class: "muted small", text: ` ${m.result.reason}` }) : null),
         el("td", { class: "num", "data-testid": "score", text: score }),
         el("td", { class: `num ${v.elo > 0 ? "delta-up" : v.elo < 0 ? "delta-down" : ""}`, "data-testid": "elo", text: v.elo === null ? "–" : TA.signed(v.elo) }),
+        el("td", { class: "num", "data-testid": "luck", title: lk ? `margin ${TA.signed(lk.raw, 1)} = luck ${TA.signed(lk.luck, 1)} + skill ${TA.signed(lk.skill, 1)}` : "no luck estimate (a forfeit or an abort)", text: lk ? TA.signed(lk.luck, 1) : "–" }),
+        el("td", { class: "num", "data-testid": "skill", text: lk ? TA.signed(lk.skill, 1) : "–" }),
         el("td", null, m.status === "done" ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" }) : null),
       );
     });
@@ -125,7 +159,7 @@
           el(
             "thead",
             null,
-            el("tr", null, [["Finished"], ["Match"], ["Opponent"], ["Seat", "num"], ["Result"], ["Score", "num"], ["Elo", "num"], [""]].map(
+            el("tr", null, [["Finished"], ["Match"], ["Opponent"], ["Seat", "num"], ["Result"], ["Score", "num"], ["Elo", "num"], ["Luck", "num"], ["Skill", "num"], [""]].map(
               ([h, cls]) => el("th", { class: cls || null, text: h }),
             )),
           ),
@@ -150,7 +184,7 @@
       });
       renderRecent(b, league.teams);
     } catch (_) {
-      for (const id of ["stats", "conduct", "chart", "recent"]) clear(document.getElementById(id));
+      for (const id of ["stats", "cards", "conduct", "chart", "recent"]) clear(document.getElementById(id));
     }
     TA.ready();
   }

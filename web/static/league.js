@@ -246,6 +246,26 @@
     { key: "conduct", label: "Conduct", value: conductValue, defaultDir: -1, render: conductCell, title: "timeouts, illegal plays, forfeits" },
   ];
 
+  /** A league fitted on skill: its order's columns, after rank and bot (the win/loss rating stays beside). */
+  const SKILL_COLUMNS = [
+    {
+      key: "skill",
+      label: "Skill",
+      num: true,
+      defaultDir: -1,
+      title: "points a match over an average bot of the league, the cards' luck taken out (95% interval); orders this ladder",
+      render: (r) => el("span", { class: "nowrap", "data-testid": "skill", text: TA.signed(r.skill, 1) + (r.skill_interval ? ` (${TA.signed(r.skill_interval[0], 1)}…${TA.signed(r.skill_interval[1], 1)})` : "") }),
+    },
+    {
+      key: "luck",
+      label: "Luck",
+      num: true,
+      defaultDir: -1,
+      title: "points a match the cards gave it, on average (over the matches with a luck estimate)",
+      render: (r) => el("span", { "data-testid": "luck", text: TA.signed(r.luck, 1) }),
+    },
+  ];
+
   function renderLadder(data, append = false) {
     ladderRows = append ? ladderRows.concat(data.rows) : data.rows;
     const rows = ladderRows;
@@ -255,11 +275,14 @@
     const known = rows.filter((r) => r.interval);
     if (known.length) scale = { lo: Math.min(...known.map((r) => r.interval[0])), hi: Math.max(...known.map((r) => r.interval[1])) };
     const unsettled = data.groups.filter((g) => g.length > 1);
+    const onSkill = data.fit === "skill"
+      ? ` Ordered by skill: each bot's point margins with the cards' luck taken out${data.without_luck ? ` (${data.without_luck} match(es) without a luck estimate count at their raw margin)` : ""}; the win/loss rating is beside it.`
+      : "";
     document.getElementById("ladder-legend").textContent = !rows.length
       ? ""
-      : unsettled.length
+      : (unsettled.length
         ? `Shaded rows are not settled yet: the likelihood that one is stronger than the next is below ${(100 * data.threshold).toFixed(1)}% (${unsettled.map((g) => g.join(", ")).join("; ")}). ${data.results} results.`
-        : `Every bot is above the next with a likelihood of superiority of at least ${(100 * data.threshold).toFixed(1)}%. ${data.results} results.`;
+        : `Every bot is above the next with a likelihood of superiority of at least ${(100 * data.threshold).toFixed(1)}%. ${data.results} results.`) + onSkill;
     const host = document.getElementById("ladder");
     if (rows.length === 0) {
       clear(host).append(el("p", { class: "muted", "data-testid": "ladder-empty", text: "No game rated yet." }));
@@ -275,7 +298,8 @@
       ladderTable.render(rows);
       return;
     }
-    ladderTable = TA.sortableTable(LADDER_COLUMNS, rows, {
+    const columns = data.fit === "skill" ? [...LADDER_COLUMNS.slice(0, 2), ...SKILL_COLUMNS, ...LADDER_COLUMNS.slice(2)] : LADDER_COLUMNS;
+    ladderTable = TA.sortableTable(columns, rows, {
       testid: "ladder",
       sort: { key: "rank", dir: 1 },
       rowAttrs: (r) => ({

@@ -439,6 +439,57 @@
     return m ? Number(m[1]) : null;
   }
 
+  // ------------------------------------------------------------------ luck
+
+  /** The frame where a chance event's cards appear: the deal's first frame, or its round's. */
+  function eventFrame(e) {
+    const i = frames.findIndex((f) => f.deal === e.deal && (e.round === 0 ? f.kind === "deal" : f.kind === "round" && f.round === e.round));
+    return i < 0 ? null : i;
+  }
+
+  function renderLuck(luck) {
+    const host = clear($id("luck"));
+    if (!luck || luck.skipped) {
+      host.append(el("p", { class: "muted small", "data-testid": "luck-skipped", text: `No luck estimate: ${luck ? luck.skipped : "not available"}` }));
+      return;
+    }
+    const ts = [...luck.raw.keys()];
+    host.append(
+      scoreTable(
+        ["Raw", "Luck", "Skill"],
+        ts.map((t) =>
+          scoreRow(t, [
+            [TA.signed(luck.raw[t]), `raw-${t}`],
+            [TA.signed(luck.luck[t]), `luck-${t}`],
+            [TA.signed(luck.skill[t]), `skill-${t}`, "score-total"],
+          ]),
+        ),
+      ),
+    );
+    const points = luck.events.map((e, k) => {
+      const at = eventFrame(e);
+      const when = `deal ${e.deal + 1}, ${e.round === 0 ? "table and first hands" : `hands of round ${e.round + 1}`}`;
+      return {
+        x: k + 1,
+        y: e.luck[0],
+        title: `${when}: ${TA.signed(e.correction[0])} for ${teamName(0)}, luck so far ${TA.signed(e.luck[0])}`,
+        href: at === null ? null : `#frame=${at}`,
+      };
+    });
+    points.unshift({ x: 0, y: 0, title: "before the first deal" });
+    host.append(
+      TA.lineChart(points, {
+        width: 360,
+        height: 200,
+        testid: "luck-curve",
+        baseline: 0,
+        xLabel: "deals of cards",
+        label: `luck of ${teamName(0)} so far, in points, after each deal of cards`,
+      }),
+      el("p", { class: "muted small", text: `The curve: ${teamName(0)}'s luck so far after each deal of cards (${luck.samples} sampled deals each); click a point to see those cards.` }),
+    );
+  }
+
   // ------------------------------------------------------------------ load
 
   async function main() {
@@ -467,6 +518,7 @@
       ),
     );
     $id("scrubber").max = frames.length - 1;
+    renderLuck(data.luck);
     bind();
     setPlayButton(false);
     const start = frameFromHash();
