@@ -10,12 +10,14 @@ than that is refused, not ground through.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
 from engine_service import convert
 from engine_service.rules import (
     Card,
+    Rules,
     TablanetteError,
     TooManyPlaysError,
     card_names,
@@ -28,6 +30,8 @@ from engine_service.rules import (
     verify_record,
 )
 from engine_service.rules.captures import CaptureFinder
+from engine_service.rules.worlds import World, WorldSampler
+from tablanette.v1 import game_pb2 as gpb
 from tablanette.v1 import rules_pb2 as rpb
 
 
@@ -90,6 +94,65 @@ def verify(request: rpb.VerifyRecordRequest, max_plays: int) -> rpb.VerifyRecord
     return rpb.VerifyRecordResponse(ok=True, score=match.totals)
 
 
+MAX_WORLDS = 256
+"""The most worlds one PossibleWorlds call may ask for."""
+INLINE_WORLDS = 64
+"""A PossibleWorlds call asking for at most this many worlds of a real deal's position is answered inline."""
+
+
+def possible_worlds(request: rpb.PossibleWorldsRequest, max_plays: int) -> rpb.PossibleWorldsResponse:
+    if not 1 <= request.k <= MAX_WORLDS:
+        raise TablanetteError(f"k = {request.k}: ask for 1 to {MAX_WORLDS} worlds")
+    rules = _worlds_rules(request)
+    if request.HasField("packed"):
+        if len(request.packed.play_cards) > 52:
+            raise TablanetteError(f"{len(request.packed.play_cards)} plays: a deal has at most 52")
+        try:
+            obs = convert.observation_from_packed(request.packed, rules, (), ())
+        except ValueError as exc:
+            raise TablanetteError(f"packed observation: {exc}") from exc
+    elif request.HasField("observation"):
+        if len(request.observation.plays) > 52:
+            raise TablanetteError(f"{len(request.observation.plays)} plays: a deal has at most 52")
+        obs = convert.observation_from_pb(request.observation, rules, [])
+    else:
+        raise TablanetteError("give the seat's observation (observation or packed)")
+    sampler = WorldSampler(obs)
+    rng = random.Random(request.seed)
+    worlds = [_world_to_pb(sampler.sample(rng)) for _ in range(request.k)]
+    return rpb.PossibleWorldsResponse(worlds=worlds, first_table=card_names(sampler.first_table))
+
+
+def _worlds_rules(request: rpb.PossibleWorldsRequest) -> Rules:
+    return (
+        convert.rules_from_pb(request.resolved)
+        if request.HasField("resolved")
+        else convert.rules_from_spec(request.rules)
+    )
+
+
+def _world_to_pb(world: World) -> rpb.World:
+    return rpb.World(
+        hands=[gpb.CardList(cards=card_names(h)) for h in world.hands],
+        rounds=[rpb.WorldRound(hands=[gpb.CardList(cards=card_names(h)) for h in r]) for r in world.rounds],
+        stock=card_names(world.stock),
+    )
+
+
+def _peak_table(request: rpb.PossibleWorldsRequest) -> int:
+    """The most cards the table held during the observation's plays (from their counts alone)."""
+    table_size = request.resolved.table_size if request.HasField("resolved") else 4
+    size = peak = table_size
+    if request.HasField("packed"):
+        taken = [m.bit_count() for m in request.packed.play_captured]
+    else:
+        taken = [len(p.captured) for p in request.observation.plays]
+    for t in taken:
+        size = size - t if t else size + 1
+        peak = max(peak, size)
+    return peak
+
+
 INLINE_TABLE = 8
 """A position with at most this many table cards..."""
 INLINE_CARDS = 6
@@ -105,6 +168,10 @@ def small(method: str, request: Any) -> bool:
         cards = 1 if request.card else len(request.position.hand)
     elif method == "ApplyPlay":
         cards = 1
+    elif method == "PossibleWorlds":
+        plays = len(request.packed.play_cards) if request.HasField("packed") else len(request.observation.plays)
+        overridden = "table_size" in request.rules.overrides
+        return request.k <= INLINE_WORLDS and plays <= 52 and not overridden and _peak_table(request) <= INLINE_TABLE
     else:
         return False
     return len(request.position.table) <= INLINE_TABLE and cards <= INLINE_CARDS
@@ -115,6 +182,7 @@ QUESTIONS: dict[str, tuple[type[Any], Callable[[Any, int], Any]]] = {
     "ApplyPlay": (rpb.ApplyPlayRequest, apply_play),
     "ScoreDeal": (rpb.ScoreDealRequest, score_deal),
     "VerifyRecord": (rpb.VerifyRecordRequest, verify),
+    "PossibleWorlds": (rpb.PossibleWorldsRequest, possible_worlds),
 }
 
 

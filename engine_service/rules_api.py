@@ -119,3 +119,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         self, request: rpb.VerifyRecordRequest, context: grpc.aio.ServicerContext
     ) -> rpb.VerifyRecordResponse:
         return await self._ask("VerifyRecord", request, rpb.VerifyRecordResponse, context)  # type: ignore[no-any-return]
+
+    async def PossibleWorlds(
+        self, request: rpb.PossibleWorldsRequest, context: grpc.aio.ServicerContext
+    ) -> rpb.PossibleWorldsResponse:
+        return await self._ask("PossibleWorlds", request, rpb.PossibleWorldsResponse, context)  # type: ignore[no-any-return]

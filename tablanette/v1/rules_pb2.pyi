@@ -112,3 +112,43 @@ class VerifyRecordResponse(_message.Message):
     error: str
     score: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, ok: _Optional[bool] = ..., error: _Optional[str] = ..., score: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PossibleWorldsRequest(_message.Message):
+    __slots__ = ("rules", "resolved", "observation", "packed", "k", "seed")
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    PACKED_FIELD_NUMBER: _ClassVar[int]
+    K_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    rules: _game_pb2.RulesSpec
+    resolved: _game_pb2.Rules
+    observation: _game_pb2.Observation
+    packed: _game_pb2.PackedObservation
+    k: int
+    seed: int
+    def __init__(self, rules: _Optional[_Union[_game_pb2.RulesSpec, _Mapping]] = ..., resolved: _Optional[_Union[_game_pb2.Rules, _Mapping]] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., packed: _Optional[_Union[_game_pb2.PackedObservation, _Mapping]] = ..., k: _Optional[int] = ..., seed: _Optional[int] = ...) -> None: ...
+
+class World(_message.Message):
+    __slots__ = ("hands", "rounds", "stock")
+    HANDS_FIELD_NUMBER: _ClassVar[int]
+    ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    STOCK_FIELD_NUMBER: _ClassVar[int]
+    hands: _containers.RepeatedCompositeFieldContainer[_game_pb2.CardList]
+    rounds: _containers.RepeatedCompositeFieldContainer[WorldRound]
+    stock: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, hands: _Optional[_Iterable[_Union[_game_pb2.CardList, _Mapping]]] = ..., rounds: _Optional[_Iterable[_Union[WorldRound, _Mapping]]] = ..., stock: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class WorldRound(_message.Message):
+    __slots__ = ("hands",)
+    HANDS_FIELD_NUMBER: _ClassVar[int]
+    hands: _containers.RepeatedCompositeFieldContainer[_game_pb2.CardList]
+    def __init__(self, hands: _Optional[_Iterable[_Union[_game_pb2.CardList, _Mapping]]] = ...) -> None: ...
+
+class PossibleWorldsResponse(_message.Message):
+    __slots__ = ("worlds", "first_table")
+    WORLDS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_TABLE_FIELD_NUMBER: _ClassVar[int]
+    worlds: _containers.RepeatedCompositeFieldContainer[World]
+    first_table: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, worlds: _Optional[_Iterable[_Union[World, _Mapping]]] = ..., first_table: _Optional[_Iterable[str]] = ...) -> None: ...

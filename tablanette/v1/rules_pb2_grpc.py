@@ -59,6 +59,11 @@ class RulesServiceStub:
                 request_serializer=tablanette_dot_v1_dot_rules__pb2.VerifyRecordRequest.SerializeToString,
                 response_deserializer=tablanette_dot_v1_dot_rules__pb2.VerifyRecordResponse.FromString,
                 _registered_method=True)
+        self.PossibleWorlds = channel.unary_unary(
+                '/tablanette.v1.RulesService/PossibleWorlds',
+                request_serializer=tablanette_dot_v1_dot_rules__pb2.PossibleWorldsRequest.SerializeToString,
+                response_deserializer=tablanette_dot_v1_dot_rules__pb2.PossibleWorldsResponse.FromString,
+                _registered_method=True)
 
 
 class RulesServiceServicer:
@@ -99,6 +104,14 @@ class RulesServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PossibleWorlds(self, request, context):
+        """K possible worlds: where the cards a seat has not seen may be (the other hands now and the
+        hands still to be dealt), drawn as the shuffle deals them given everything the seat has seen.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RulesServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -126,6 +139,11 @@ def add_RulesServiceServicer_to_server(servicer, server):
                     servicer.VerifyRecord,
                     request_deserializer=tablanette_dot_v1_dot_rules__pb2.VerifyRecordRequest.FromString,
                     response_serializer=tablanette_dot_v1_dot_rules__pb2.VerifyRecordResponse.SerializeToString,
+            ),
+            'PossibleWorlds': grpc.unary_unary_rpc_method_handler(
+                    servicer.PossibleWorlds,
+                    request_deserializer=tablanette_dot_v1_dot_rules__pb2.PossibleWorldsRequest.FromString,
+                    response_serializer=tablanette_dot_v1_dot_rules__pb2.PossibleWorldsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -263,6 +281,33 @@ class RulesService:
             '/tablanette.v1.RulesService/VerifyRecord',
             tablanette_dot_v1_dot_rules__pb2.VerifyRecordRequest.SerializeToString,
             tablanette_dot_v1_dot_rules__pb2.VerifyRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PossibleWorlds(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tablanette.v1.RulesService/PossibleWorlds',
+            tablanette_dot_v1_dot_rules__pb2.PossibleWorldsRequest.SerializeToString,
+            tablanette_dot_v1_dot_rules__pb2.PossibleWorldsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,115 @@
+"""The Rules service's PossibleWorlds call, asked over gRPC on a real engine.
+
+The service draws the same worlds as the engine function in-process (same
+observation, same seed), from the named or the packed observation, inline for a
+real position and in the worker pool for a big K; bad input is INVALID_ARGUMENT
+naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from arena_harness import Arena
+from service_kit import Engine
+
+from bots.greedy import GreedyBot
+from engine_service import convert
+from engine_service.rules import Match, Observation, Rules, card_names
+from engine_service.rules.worlds import possible_worlds
+from tablanette.v1 import game_pb2 as gpb
+from tablanette.v1 import rules_pb2 as rpb
+from tablanette.v1 import rules_pb2_grpc
+
+
+@pytest.fixture(scope="module")
+def rules(module_arena: Arena) -> Iterator[Any]:
+    engine = Engine.start(module_arena, "engine-worlds")
+    with grpc.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
+        yield rules_pb2_grpc.RulesServiceStub(channel)
+
+
+def position(preset: str, players: int, plays: int) -> Observation:
+    match = Match(Rules.preset(preset, players=players), seed=f"worlds-{preset}")
+    for _ in range(plays):
+        match.play(GreedyBot().choose(match.observation(match.turn)))
+    return match.observation(match.turn)
+
+
+def as_names(world: rpb.World) -> tuple[list[list[str]], list[list[list[str]]], list[str]]:
+    return (
+        [list(h.cards) for h in world.hands],
+        [[list(h.cards) for h in r.hands] for r in world.rounds],
+        list(world.stock),
+    )
+
+
+def expected(obs: Observation, k: int, seed: int) -> list[tuple[list[list[str]], list[list[list[str]]], list[str]]]:
+    return [
+        ([card_names(h) for h in w.hands], [[card_names(h) for h in r] for r in w.rounds], card_names(w.stock))
+        for w in possible_worlds(obs, k, seed)
+    ]
+
+
+@pytest.mark.parametrize(("preset", "players", "plays"), [("tablic", 2, 9), ("tablic", 4, 3), ("pisti", 3, 30)])
+def test_the_service_draws_the_engines_worlds(rules: Any, preset: str, players: int, plays: int) -> None:
+    obs = position(preset, players, plays)
+    spec = gpb.RulesSpec(preset=preset, players=players)
+    resp = rules.PossibleWorlds(
+        rpb.PossibleWorldsRequest(rules=spec, observation=convert.observation_to_pb(obs), k=32, seed=11), timeout=10
+    )
+    assert [as_names(w) for w in resp.worlds] == expected(obs, 32, 11)
+    assert len(resp.first_table) == 4
+    packed = rules.PossibleWorlds(
+        rpb.PossibleWorldsRequest(
+            resolved=convert.rules_to_pb(obs.rules), packed=convert.observation_to_packed(obs), k=32, seed=11
+        ),
+        timeout=10,
+    )
+    assert packed.worlds == resp.worlds
+
+
+def test_a_big_k_is_answered_by_the_pool(rules: Any) -> None:
+    obs = position("tablic", 2, 20)
+    request = rpb.PossibleWorldsRequest(
+        rules=gpb.RulesSpec(preset="tablic"), observation=convert.observation_to_pb(obs), k=256, seed=2
+    )
+    resp = rules.PossibleWorlds(request, timeout=30)
+    assert [as_names(w) for w in resp.worlds] == expected(obs, 256, 2)
+
+
+def bad_requests() -> list[tuple[str, rpb.PossibleWorldsRequest, str]]:
+    obs = position("tablic", 2, 9)
+    named = convert.observation_to_pb(obs)
+    spec = gpb.RulesSpec(preset="tablic")
+    short = gpb.Observation()
+    short.CopyFrom(named)
+    del short.plays[-1]
+    odd = gpb.Observation()
+    odd.CopyFrom(named)
+    odd.hand[0] = "XX"
+    return [
+        ("k-zero", rpb.PossibleWorldsRequest(rules=spec, observation=named, k=0), "1 to 256"),
+        ("k-big", rpb.PossibleWorldsRequest(rules=spec, observation=named, k=257), "1 to 256"),
+        ("no-observation", rpb.PossibleWorldsRequest(rules=spec, k=4), "observation"),
+        ("plays-missing", rpb.PossibleWorldsRequest(rules=spec, observation=short, k=4), "plays"),
+        ("bad-card", rpb.PossibleWorldsRequest(rules=spec, observation=odd, k=4), "XX"),
+        ("bad-preset", rpb.PossibleWorldsRequest(rules=gpb.RulesSpec(preset="nope"), observation=named, k=4), "nope"),
+        (
+            "wrong-players",
+            rpb.PossibleWorldsRequest(rules=gpb.RulesSpec(preset="tablic", players=3), observation=named, k=4),
+            "these rules deal 3 rounds",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_bad_input_is_invalid_argument_naming_it(rules: Any, case: int) -> None:
+    _, request, named = bad_requests()[case]
+    with pytest.raises(grpc.RpcError) as info:
+        rules.PossibleWorlds(request, timeout=10)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value
+    assert named in (info.value.details() or "")
