@@ -14,9 +14,12 @@ an average bot of the league, the deal's luck aside.
 **Uncertainty.** Each match's teams (their margins sum to zero) and the games of a
 mirrored pair (one deal, seats swapped) are not independent, so the covariance is
 the cluster-robust *sandwich* with the unit (the mirrored group) as the cluster,
-the same units the win/loss fit (:mod:`scheduler.ratings`) treats as one. A bot's
-95% interval is ``s +- 1.96 se``; the likelihood of superiority of ``a`` over
-``b`` is ``Phi((s_a - s_b) / se(s_a - s_b))``. A bot with fewer than two units
+the same units the win/loss fit (:mod:`scheduler.ratings`) treats as one. With
+few units the sandwich is unsteady (it can come out far too small), so it is never
+taken below the plain least-squares covariance (each match counted once), and
+intervals and LOS use Student's t with the units less one as degrees of freedom:
+a bot's 95% interval is ``s +- t se``; the likelihood of superiority of ``a``
+over ``b`` is ``T((s_a - s_b) / se(s_a - s_b))``. A bot with fewer than two units
 has no interval (it is provisional).
 
 **Matches without luck** (forfeits, aborts, outcomes stored before luck was) fall
@@ -42,9 +45,9 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.special import ndtr
+from scipy.stats import t as student_t
 
-from scheduler.ratings import Z95, Outcome
+from scheduler.ratings import Outcome
 
 MISSING = ("raw", "skip")
 """What a match without luck counts as: its raw margin, or nothing."""
@@ -83,6 +86,8 @@ class SkillFit:
     without_luck: int
     """Matches that had no luck (raw margin used, or skipped: see ``missing``)."""
     missing: str
+    dof: int
+    """Degrees of freedom of the intervals and LOS (Student's t): the units, less one."""
     index: dict[str, int] = field(default_factory=dict)
     theta: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
@@ -98,7 +103,7 @@ class SkillFit:
         diff = self.theta[i] - self.theta[j]
         if var <= 0:
             return 0.5 if diff == 0 else float(diff > 0)
-        return float(ndtr(diff / math.sqrt(var)))
+        return float(student_t.cdf(diff / math.sqrt(var), self.dof))
 
     def neighbours(self) -> list[tuple[str, str, float]]:
         """Each bot and the next one down, with the LOS of the first over the second."""
@@ -140,19 +145,20 @@ def fit_skill(
     rows, without = _rows(outcomes, missing)
     names = sorted({b for (_, team, others, _), _lk in rows for b in (*team, *others)})
     index = {b: i for i, b in enumerate(names)}
-    theta, cov = _least_squares(rows, index)
+    theta, cov, dof = _least_squares(rows, index)
     games, luck = _per_bot(rows, index)
+    q = float(student_t.ppf(0.975, dof)) if dof > 0 else math.inf
     ratings = []
     for b, i in index.items():
         se = math.sqrt(cov[i, i]) if math.isfinite(cov[i, i]) and cov[i, i] >= 0 else math.inf
-        low, high = theta[i] - Z95 * se, theta[i] + Z95 * se
+        low, high = (theta[i] - q * se, theta[i] + q * se) if math.isfinite(q * se) else (-math.inf, math.inf)
         mean_luck = luck[i][0] / luck[i][1] if luck[i][1] else 0.0
         ratings.append(SkillRating(b, float(theta[i]), low, high, games[i], not math.isfinite(se), mean_luck))
     for b in dict.fromkeys(bots):
         if b not in index:
             ratings.append(SkillRating(b, 0.0, -math.inf, math.inf, 0, True, 0.0))
     ratings.sort(key=lambda r: (-r.skill, r.bot))
-    return SkillFit(ratings, threshold, without, missing, index, theta, cov)
+    return SkillFit(ratings, threshold, without, missing, dof, index, theta, cov)
 
 
 Row = tuple[str, tuple[str, ...], tuple[str, ...], float]
@@ -179,11 +185,13 @@ def _rows(outcomes: Iterable[Outcome], missing: str) -> tuple[list[tuple[Row, fl
     return rows, without
 
 
-def _least_squares(rows: Sequence[tuple[Row, float | None]], index: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Skills (summing to zero) and their cluster-robust covariance (inf where a bot has < 2 units)."""
+def _least_squares(
+    rows: Sequence[tuple[Row, float | None]], index: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Skills (summing to zero), their covariance (inf where a bot has < 2 units) and its degrees of freedom."""
     n = len(index)
     if not rows:
-        return np.zeros(n), np.full((n, n), math.inf)
+        return np.zeros(n), np.full((n, n), math.inf), 0
     units: dict[str, int] = {}
     r_idx: list[int] = []
     c_idx: list[int] = []
@@ -198,18 +206,24 @@ def _least_squares(rows: Sequence[tuple[Row, float | None]], index: dict[str, in
         y.append(margin)
         cluster.append(units.setdefault(unit, len(units)))
     x = sparse.csr_matrix((vals, (r_idx, c_idx)), shape=(len(rows), n))
-    bread = np.linalg.pinv((x.T @ x).toarray(), hermitian=True)
+    information = (x.T @ x).toarray()
+    bread = np.linalg.pinv(information, hermitian=True)
     theta = bread @ (x.T @ np.asarray(y))
     theta -= theta.mean()
     resid = np.asarray(y) - x @ theta
     g = len(units)
     if g < 2:
-        return theta, np.full((n, n), math.inf)
+        return theta, np.full((n, n), math.inf), 0
     scores = sparse.csr_matrix((np.ones(len(rows)), (cluster, range(len(rows)))), shape=(g, len(rows))) @ (
         sparse.diags(resid) @ x
     )
-    meat = (scores.T @ scores).toarray() * g / (g - 1)
-    cov = bread @ meat @ bread
+    sandwich = bread @ ((scores.T @ scores).toarray() * g / (g - 1)) @ bread
+    # Few units make the sandwich unsteady (it can come out far too small): never go below the plain
+    # least-squares covariance, each match counted once (its teams' margins sum to zero).
+    independent = sum(len(o) / (len(o) + len(t)) for (_, t, o, _), _ in rows)  # teams - 1, a match
+    dof = independent - np.linalg.matrix_rank(information, hermitian=True)
+    plain = float(resid @ resid) / dof * bread if dof > 0 else np.full((n, n), math.inf)
+    cov = sandwich if np.trace(sandwich) >= np.trace(plain) else plain
     per_bot_units: dict[int, set[int]] = defaultdict(set)
     for k, ((_, team, others, _), _) in enumerate(rows):
         for b in (*team, *others):
@@ -217,7 +231,7 @@ def _least_squares(rows: Sequence[tuple[Row, float | None]], index: dict[str, in
     for i in range(n):
         if len(per_bot_units[i]) < 2:
             cov[i, :] = cov[:, i] = math.inf
-    return theta, cov
+    return theta, cov, g - 1
 
 
 def _per_bot(rows: Sequence[tuple[Row, float | None]], index: dict[str, int]) -> tuple[list[int], list[list[float]]]:
