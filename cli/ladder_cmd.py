@@ -22,6 +22,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 def ladder(name: str, as_json: JsonOpt = False) -> None:
     """The fitted ladder: each bot's rating with its 95% interval, games, record and point margin.
 
+    A league created with --fit skill is ordered by skill (points a match, the
+    cards' luck taken out, with its 95% interval) and shows each bot's mean luck.
+
     Bots in one bracket are not yet settled: the likelihood that one is stronger
     than the next is below the league's confidence (97.5% unless set). "form" is
     the incremental Elo, a trend that depends on the order results came in.
@@ -40,7 +43,9 @@ def print_ladder(data: dict[str, Any]) -> None:
     group_of = {bot: i for i, group in enumerate(data["groups"]) for bot in group}
     sizes = {i: len(g) for i, g in enumerate(data["groups"])}
     table = Table(title=f"ladder: {data['league']} ({data['results']} results)", caption=_caption(data))
-    columns = ("#", "", "bot", "rating", "95% interval", "games", "W-D-L", "margin", "form", "conduct", "last played")
+    on_skill = data.get("fit") == "skill"
+    columns = ("#", "", "bot", *(("skill", "luck") if on_skill else ()), "rating", "95% interval", "games", "W-D-L")
+    columns += ("margin", "form", "conduct", "last played")
     for col in columns:
         table.add_column(col, justify="left" if col in ("bot", "") else "right")
     for r in data["rows"]:
@@ -51,10 +56,16 @@ def print_ladder(data: dict[str, Any]) -> None:
             f" [{r['margin_interval'][0]:+.0f}, {r['margin_interval'][1]:+.0f}]" if r["margin_interval"] else ""
         )
         conduct = r.get("timeouts", 0) + r.get("illegal", 0) + r.get("forfeits", 0)
+        skill = r.get("skill_interval")
         table.add_row(
             str(r["rank"]),
             bracket,
-            r["bot"] + (" (provisional)" if r["provisional"] else ""),
+            r["bot"] + (" (provisional)" if r.get("provisional") else ""),
+            *(
+                (f"{r['skill']:+.1f}" + (f" [{skill[0]:+.1f}, {skill[1]:+.1f}]" if skill else ""), f"{r['luck']:+.1f}")
+                if on_skill
+                else ()
+            ),
             f"{r['rating']:.0f}",
             f"[{r['interval'][0]:.0f}, {r['interval'][1]:.0f}]" if r["interval"] else "no games yet",
             str(r["games"]),
@@ -71,6 +82,19 @@ def _caption(data: dict[str, Any]) -> str:
     unsettled = [g for g in data["groups"] if len(g) > 1]
     if not data["rows"]:
         return "no results yet"
+    if data.get("fit") == "skill":
+        return _settled(data, unsettled) + (
+            "\nordered by skill: points a match over an average bot, the cards' luck taken out"
+            + (
+                f" ({data['without_luck']} match(es) without luck count at their raw margin)"
+                if data["without_luck"]
+                else ""
+            )
+        )
+    return _settled(data, unsettled)
+
+
+def _settled(data: dict[str, Any], unsettled: list[list[str]]) -> str:
     if not unsettled:
         return f"every bot is above the next with likelihood of superiority >= {data['threshold']:.1%}"
     return (

@@ -77,7 +77,9 @@ def test_a_forfeit_has_no_luck_and_an_old_outcome_reads_without(league: tuple[re
         store.ledger.commit(store.keys("L"), "g", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500, luck=[1.0])
 
 
-def test_a_league_fitted_on_skill_orders_its_ladder_by_skill(league: tuple[redis.Redis, str, LeagueStore]) -> None:
+def test_a_league_fitted_on_skill_orders_its_ladder_by_skill(
+    league: tuple[redis.Redis, str, LeagueStore], capsys: pytest.CaptureFixture[str]
+) -> None:
     client, prefix, store = league
     with pytest.raises(LeagueError, match="unknown fit 'luck'"):
         store.create(League("bad", RULES, fit="luck"))
@@ -95,3 +97,8 @@ def test_a_league_fitted_on_skill_orders_its_ladder_by_skill(league: tuple[redis
     assert [r["bot"] for r in data["rows"]] == ["g", "r"]
     top = data["rows"][0]
     assert top["skill"] > 0 and "rating" in top and "luck" in top and top["skill_interval"] is not None
+    from cli.ladder_cmd import print_ladder
+
+    print_ladder(data)  # the command line's table: a skill and a luck column, the order explained
+    out = capsys.readouterr().out
+    assert "skill" in out and "ordered by skill" in out and f"{top['skill']:+.1f}" in out
