@@ -16,6 +16,7 @@ from typing import Any
 
 from engine_service import convert
 from engine_service.rules import (
+    FULL_DECK,
     Card,
     Rules,
     TablanetteError,
@@ -119,7 +120,8 @@ def possible_worlds(request: rpb.PossibleWorldsRequest, max_plays: int) -> rpb.P
         raise TablanetteError("give the seat's observation (observation or packed)")
     sampler = WorldSampler(obs)
     rng = random.Random(request.seed)
-    worlds = [_world_to_pb(sampler.sample(rng)) for _ in range(request.k)]
+    to_pb = _world_to_packed if request.packed_worlds else _world_to_pb
+    worlds = [to_pb(sampler.sample(rng)) for _ in range(request.k)]
     return rpb.PossibleWorldsResponse(worlds=worlds, first_table=card_names(sampler.first_table))
 
 
@@ -133,10 +135,31 @@ def _worlds_rules(request: rpb.PossibleWorldsRequest) -> Rules:
 
 def _world_to_pb(world: World) -> rpb.World:
     return rpb.World(
-        hands=[gpb.CardList(cards=card_names(h)) for h in world.hands],
-        rounds=[rpb.WorldRound(hands=[gpb.CardList(cards=card_names(h)) for h in r]) for r in world.rounds],
-        stock=card_names(world.stock),
+        hands=[gpb.CardList(cards=_names(h)) for h in world.hands],
+        rounds=[rpb.WorldRound(hands=[gpb.CardList(cards=_names(h)) for h in r]) for r in world.rounds],
+        stock=_names(world.stock),
     )
+
+
+def _world_to_packed(world: World) -> rpb.World:
+    return rpb.World(
+        hand_masks=world.hands,
+        round_masks=[h for r in world.rounds for h in r],
+        stock_mask=world.stock,
+    )
+
+
+_BYTE_NAMES = [[card_names(b << 8 * i & FULL_DECK) for b in range(256)] for i in range(7)]
+"""The names of the cards in each byte of a mask, byte ``i`` holding cards ``8i..8i+7``."""
+
+
+def _names(mask: int) -> list[str]:
+    """:func:`card_names` by whole bytes of the mask: several times faster for a hand."""
+    out: list[str] = []
+    for i, b in enumerate(mask.to_bytes(7, "little")):
+        if b:
+            out += _BYTE_NAMES[i][b]
+    return out
 
 
 def _peak_table(request: rpb.PossibleWorldsRequest) -> int:

@@ -43,6 +43,7 @@ deals the rest uniformly.
 from __future__ import annotations
 
 import random
+from array import array
 from dataclasses import dataclass
 from itertools import accumulate
 from math import comb, perm
@@ -126,9 +127,7 @@ class WorldSampler:
         future = [[0] * obs.rules.players for _ in range(len(self.sizes) - obs.round - 1)]
         start = 0
         for slot, end in zip(self.slots, self.ends, strict=True):
-            mask = 0
-            for c in cards[start:end]:
-                mask |= _BIT[c]
+            mask = sum(map(_BIT.__getitem__, cards[start:end]))
             start = end
             if slot.round == obs.round:
                 hands[slot.seat] = mask
@@ -191,8 +190,10 @@ def possible_worlds(obs: Observation, k: int, seed: int) -> list[World]:
 
 
 def _shuffled(rng: random.Random, cards: list[int]) -> list[int]:
-    """``cards`` in a uniformly random order (``sample`` of them all: a little faster than ``shuffle``)."""
-    return rng.sample(cards, len(cards))
+    """``cards`` in a uniformly random order: sorted on 64-bit random keys drawn in one call (ties: ~n²/2⁶⁵)."""
+    n = len(cards)
+    keys = array("Q", rng.getrandbits(64 * n).to_bytes(8 * n, "little")) if n else array("Q")
+    return [cards[i] for i in sorted(range(n), key=keys.__getitem__)]
 
 
 # ------------------------------------------------------------------ checks

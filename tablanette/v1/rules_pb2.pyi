@@ -114,30 +114,38 @@ class VerifyRecordResponse(_message.Message):
     def __init__(self, ok: _Optional[bool] = ..., error: _Optional[str] = ..., score: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class PossibleWorldsRequest(_message.Message):
-    __slots__ = ("rules", "resolved", "observation", "packed", "k", "seed")
+    __slots__ = ("rules", "resolved", "observation", "packed", "k", "seed", "packed_worlds")
     RULES_FIELD_NUMBER: _ClassVar[int]
     RESOLVED_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     PACKED_FIELD_NUMBER: _ClassVar[int]
     K_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    PACKED_WORLDS_FIELD_NUMBER: _ClassVar[int]
     rules: _game_pb2.RulesSpec
     resolved: _game_pb2.Rules
     observation: _game_pb2.Observation
     packed: _game_pb2.PackedObservation
     k: int
     seed: int
-    def __init__(self, rules: _Optional[_Union[_game_pb2.RulesSpec, _Mapping]] = ..., resolved: _Optional[_Union[_game_pb2.Rules, _Mapping]] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., packed: _Optional[_Union[_game_pb2.PackedObservation, _Mapping]] = ..., k: _Optional[int] = ..., seed: _Optional[int] = ...) -> None: ...
+    packed_worlds: bool
+    def __init__(self, rules: _Optional[_Union[_game_pb2.RulesSpec, _Mapping]] = ..., resolved: _Optional[_Union[_game_pb2.Rules, _Mapping]] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., packed: _Optional[_Union[_game_pb2.PackedObservation, _Mapping]] = ..., k: _Optional[int] = ..., seed: _Optional[int] = ..., packed_worlds: _Optional[bool] = ...) -> None: ...
 
 class World(_message.Message):
-    __slots__ = ("hands", "rounds", "stock")
+    __slots__ = ("hands", "rounds", "stock", "hand_masks", "round_masks", "stock_mask")
     HANDS_FIELD_NUMBER: _ClassVar[int]
     ROUNDS_FIELD_NUMBER: _ClassVar[int]
     STOCK_FIELD_NUMBER: _ClassVar[int]
+    HAND_MASKS_FIELD_NUMBER: _ClassVar[int]
+    ROUND_MASKS_FIELD_NUMBER: _ClassVar[int]
+    STOCK_MASK_FIELD_NUMBER: _ClassVar[int]
     hands: _containers.RepeatedCompositeFieldContainer[_game_pb2.CardList]
     rounds: _containers.RepeatedCompositeFieldContainer[WorldRound]
     stock: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, hands: _Optional[_Iterable[_Union[_game_pb2.CardList, _Mapping]]] = ..., rounds: _Optional[_Iterable[_Union[WorldRound, _Mapping]]] = ..., stock: _Optional[_Iterable[str]] = ...) -> None: ...
+    hand_masks: _containers.RepeatedScalarFieldContainer[int]
+    round_masks: _containers.RepeatedScalarFieldContainer[int]
+    stock_mask: int
+    def __init__(self, hands: _Optional[_Iterable[_Union[_game_pb2.CardList, _Mapping]]] = ..., rounds: _Optional[_Iterable[_Union[WorldRound, _Mapping]]] = ..., stock: _Optional[_Iterable[str]] = ..., hand_masks: _Optional[_Iterable[int]] = ..., round_masks: _Optional[_Iterable[int]] = ..., stock_mask: _Optional[int] = ...) -> None: ...
 
 class WorldRound(_message.Message):
     __slots__ = ("hands",)

@@ -70,6 +70,12 @@ def test_the_service_draws_the_engines_worlds(rules: Any, preset: str, players: 
         timeout=10,
     )
     assert packed.worlds == resp.worlds
+    named = convert.observation_to_pb(obs)
+    ask = rpb.PossibleWorldsRequest(rules=spec, observation=named, k=32, seed=11, packed_worlds=True)
+    masks = rules.PossibleWorlds(ask, timeout=10)
+    assert [(tuple(w.hand_masks), tuple(w.round_masks), w.stock_mask) for w in masks.worlds] == [
+        (w.hands, tuple(h for r in w.rounds for h in r), w.stock) for w in possible_worlds(obs, 32, 11)
+    ]
 
 
 def test_a_big_k_is_answered_by_the_pool(rules: Any) -> None:
