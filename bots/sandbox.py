@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import json
 import os
 import re
@@ -70,6 +71,11 @@ ETC = (
     "python3.11",
 )
 """What of ``/etc`` a program's runtime needs (the loader's cache, ``alternatives`` behind ``/usr/bin`` names)."""
+ETC_TOOLCHAINS = ("java-*-openjdk", "maven", "ssl/certs")
+"""Patterns (under ``/etc``) of what toolchains under ``/usr`` keep in ``/etc`` and link to from there:
+a JDK's ``conf/`` (its security policy, without which ``javac`` and ``java`` stop at once), Maven's
+settings, the public CA certificates. Bound read-only where this machine has them; never a secret
+(``/etc/ssl/private`` is not bound) and nothing of the host's own configuration."""
 
 ENTER = (
     "import ctypes, json, os, resource, sys\n"
@@ -289,6 +295,8 @@ class Sandbox:
         for name in ETC:
             if os.path.exists(f"/etc/{name}"):
                 bwrap += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+        for path in _toolchain_etc():
+            bwrap += ["--ro-bind", path, path]
         bwrap += ["--dev", "/dev", "--remount-ro", "/dev", "--bind", str(base / "shm"), "/dev/shm"]
         bwrap += ["--proc", "/proc", "--bind", str(base / "tmp"), "/tmp", "--bind", str(base / "scratch"), "/scratch"]
         bwrap += ["--bind" if self.writable else "--ro-bind", str(self.program_dir), "/bot", "--chdir", "/bot"]
@@ -488,3 +496,8 @@ def _counter(path: Path, key: str) -> int:
         if name == key:
             return int(value or 0)
     return 0
+
+
+def _toolchain_etc() -> list[str]:
+    """The paths of :data:`ETC_TOOLCHAINS` this machine has, sorted (a JDK's ``/etc/java-17-openjdk``)."""
+    return sorted(p for pattern in ETC_TOOLCHAINS for p in glob.glob(f"/etc/{pattern}") if os.path.isdir(p))

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # What the tests need beyond Python packages: Debian's Chromium (browser tests), bubblewrap (sandboxes),
-# iproute2, nftables and curl (the namespace hosts of tests/multihost), the Node.js bot's packages (npm ci)
-# and the C++ bot (Debian's gRPC packages + CMake).
+# iproute2, nftables and curl (the namespace hosts of tests/multihost), a JDK (the Java example bot is
+# built from source in its sandbox), the Node.js bot's packages (npm ci) and the C++ bot (Debian's gRPC
+# packages + CMake).
 # Installs missing Debian packages when run as root; builds only what is out of date.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 
 DEBS=(libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler pkg-config cmake g++ chromium bubblewrap perl
-    iproute2 nftables curl)
+    iproute2 nftables curl openjdk-17-jdk-headless)
 missing=()
 for pkg in "${DEBS[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

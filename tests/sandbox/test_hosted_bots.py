@@ -27,7 +27,13 @@ from store.results import LeagueResults
 from store.versions import Version, Versions
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
-EXAMPLES = {"perly": "bots/jsonlines", "mybot": "bots/examples/python", "nodebot": "bots/node", "cppbot": "bots/cpp"}
+EXAMPLES = {
+    "perly": "bots/jsonlines",
+    "mybot": "bots/examples/python",
+    "nodebot": "bots/node",
+    "cppbot": "bots/cpp",
+    "javabot": "bots/examples/java",  # javac in the build sandbox: the JDK keeps its conf/ in /etc
+}
 CRASHER = """\
 import sys
 print("loading the opening book from /bot/book.bin", flush=True)
@@ -138,6 +144,7 @@ def test_the_example_bots_are_built_and_pass_their_preflight(hosted: tuple[Arena
         mine = report["bots"][v.name]
         assert (mine["timeouts"], mine["illegal"], mine["forfeits"]) == (0, 0, 0), mine
     assert "Built target tablanette-cpp-bot" in got["cppbot"].build_log  # built in the sandbox, its log kept
+    assert "$ javac -d out Bot.java" in got["javabot"].build_log and "[built in" in got["javabot"].build_log
     shown = arena.tablanette("bot", "versions")
     assert shown.returncode == 0 and "cppbot@1" in shown.stdout and "ready" in shown.stdout, shown.stdout
 
@@ -153,6 +160,7 @@ def test_a_failed_build_says_why_shows_its_log_and_the_version_never_plays(
     shown = arena.tablanette("bot", "version", "brokenbuild@1")
     assert "build-failed (the build exited with status 1)" in shown.stdout
     assert "bot.c:3:1: error" in shown.stdout  # the end of the log, on the command line
+    assert "  the build's last error: bot.c:3:1: error: expected ; before }" in shown.stdout  # said first
     assert not arena.redis.exists(arena.keys.session("brokenbuild@1"))  # it never ran
 
 
