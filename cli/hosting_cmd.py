@@ -177,6 +177,8 @@ def _show(v: dict[str, Any], log: bool) -> None:
         console.print(text, highlight=False, markup=False)
 
     say(f"{v['name']}: {v['state']}" + (f" ({v['note']})" if v["note"] else ""))
+    if v.get("build_error"):
+        say(f"  the build's last error: {v['build_error']}")
     m = v["manifest"]
     say(f"  {m['language'] or '?'}, {m['protocol']}; runs {' '.join(m['run'])}")
     if v["build_seconds"] is not None:
@@ -211,9 +213,8 @@ def host(
         Path | None,
         typer.Option(
             "--dir",
-            envvar="TABLANETTE_HOST_DIR",
-            help="Where versions are unpacked and built (default /var/tmp/tablanette-hosted-PREFIX); "
-            "the sandbox's user (nobody) must be able to reach it.",
+            help="Where versions are unpacked and built (default TABLANETTE_HOST_DIR, else "
+            "/var/tmp/tablanette-hosted-PREFIX); the sandbox's user (nobody) must be able to reach it.",
         ),
     ] = None,
     ca: Annotated[str | None, typer.Option(help="CA certificate for TLS.")] = None,
@@ -234,7 +235,7 @@ def host(
     client, settings = redis_client()
     from store.client import connect
 
-    folder = folder or Path(f"/var/tmp/tablanette-hosted-{settings.prefix}")
+    folder = folder or Path(settings.host_dir or f"/var/tmp/tablanette-hosted-{settings.prefix}")
     store_client = connect(settings.redis_url, ride_out=True)
     service = Host(
         store_client,

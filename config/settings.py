@@ -43,6 +43,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_TLS_CA`` | unset | CA certificate (PEM) to reach engine replicas that serve TLS |
 | ``TABLANETTE_METRICS_PORT`` | unset | serve Prometheus metrics on this port (``0``: a free one, printed) |
 | ``TABLANETTE_METRICS_HOST`` | ``127.0.0.1`` | where metrics are served (``0.0.0.0``: for a scraper elsewhere) |
+| ``TABLANETTE_HOST_DIR`` | ``/var/tmp/tablanette-hosted-PREFIX`` | where a host unpacks and builds versions |
 | ``TABLANETTE_HOST_BUILDS`` | ``3`` | builds a host runs at once (at most one per bot) |
 | ``TABLANETTE_HOST_PREFLIGHTS`` | ``4`` | preflights a host runs at once (at most one per bot) |
 | ``TABLANETTE_HOST_BUILD_SECONDS`` | ``600`` | the longest one build may take before it is stopped |
@@ -126,6 +127,7 @@ class ArenaSettings(BaseSettings):
     metrics_port: int | None = Field(None, ge=0, le=65535)
     metrics_host: str = "127.0.0.1"
     # the hosting service (tablanette host)
+    host_dir: str = ""
     host_builds: int = Field(3, ge=1, le=64)
     host_preflights: int = Field(4, ge=1, le=256)
     host_build_seconds: float = Field(600.0, ge=1)

@@ -35,6 +35,7 @@ import contextlib
 import hmac
 import json
 import math
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -154,13 +155,33 @@ class Version:
         copy = Version.from_json(json.dumps(self.to_json()))
         copy.clean()
         copy.manifest = printable.deep(copy.manifest, MAX_LINE)
-        return copy.to_json()
+        return copy.to_json() | {"build_error": build_error(copy.build_log) if copy.state == "build-failed" else ""}
 
     @classmethod
     def from_json(cls, raw: str | bytes) -> Version:
         data = json.loads(raw)
         data.pop("name", None)
         return cls(**data)
+
+
+def build_error(log: str) -> str:
+    r"""The line of a failed build's log that most likely says why: its last line naming an error,
+    else its last line of output ('' for none). The build's own words: shown where its log is.
+
+    >>> build_error("$ javac Bot.java\nBot.java:3: error: ';' expected\n  x = 1\n1 error\n[failed: ...]\n")
+    "Bot.java:3: error: ';' expected"
+    >>> build_error("$ sh build.sh\nsegfault here\n\n[failed: the build exited with status 139 in 0.1 s]\n")
+    'segfault here'
+    """
+    lines = [line.strip() for line in log.splitlines()]
+    output = [line for line in lines[1:] if line and not line.startswith("[failed: ") and not line.startswith("[built")]
+    named = [line for line in output if ERROR_WORDS.search(line) and not ERROR_COUNT.fullmatch(line)]
+    return (named or output or [""])[-1][:MAX_LINE]
+
+
+ERROR_WORDS = re.compile(r"\b(error|fatal|exception|cannot|undefined reference|not found)\b", re.IGNORECASE)
+ERROR_COUNT = re.compile(r"\d+ errors?( generated)?\.?", re.IGNORECASE)
+"""A compiler's closing count ("1 error", "2 errors generated."): never the line that says why."""
 
 
 class Versions:

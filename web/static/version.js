@@ -224,6 +224,7 @@
       host.append(el("p", { class: "muted", "data-testid": "build-log-private", text: PRIVATE }));
       return;
     }
+    if (v.build_error) host.append(el("p", { "data-testid": "build-error" }, "The build's last error: ", el("code", { text: v.build_error })));
     host.append(v.build_log ? el("pre", { class: "output", "data-testid": "build-log", text: v.build_log }) : el("p", { class: "muted", text: "Not built yet." }));
   }
 
