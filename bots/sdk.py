@@ -66,6 +66,7 @@ from tablanette.v1 import arena_pb2_grpc
 from tablanette.v1 import game_pb2 as gpb
 
 from .base import Bot
+from .sdk_worlds import ask_worlds, sample_worlds, world_states  # noqa: F401  (possible worlds: bots/sdk_worlds.py)
 
 log = logging.getLogger("tablanette.sdk")
 FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)

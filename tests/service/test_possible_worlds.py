@@ -17,6 +17,7 @@ from arena_harness import Arena
 from service_kit import Engine
 
 from bots.greedy import GreedyBot
+from bots.sdk import ask_worlds, sample_worlds, world_states
 from engine_service import convert
 from engine_service.rules import Match, Observation, Rules, card_names
 from engine_service.rules.worlds import possible_worlds
@@ -26,8 +27,12 @@ from tablanette.v1 import rules_pb2_grpc
 
 
 @pytest.fixture(scope="module")
-def rules(module_arena: Arena) -> Iterator[Any]:
-    engine = Engine.start(module_arena, "engine-worlds")
+def engine(module_arena: Arena) -> Engine:
+    return Engine.start(module_arena, "engine-worlds")
+
+
+@pytest.fixture(scope="module")
+def rules(engine: Engine) -> Iterator[Any]:
     with grpc.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
         yield rules_pb2_grpc.RulesServiceStub(channel)
 
@@ -76,6 +81,14 @@ def test_the_service_draws_the_engines_worlds(rules: Any, preset: str, players: 
     assert [(tuple(w.hand_masks), tuple(w.round_masks), w.stock_mask) for w in masks.worlds] == [
         (w.hands, tuple(h for r in w.rounds for h in r), w.stock) for w in possible_worlds(obs, 32, 11)
     ]
+
+
+def test_the_sdk_asks_for_the_same_worlds_it_draws(engine: Engine) -> None:
+    obs = position("tablic", 4, 10)
+    with grpc.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
+        assert ask_worlds(channel, obs, 24, seed=9) == sample_worlds(obs, 24, seed=9)
+    states = world_states(obs, 3, seed=9)
+    assert [s.legal_plays() for s in states] == [list(obs.legal_plays)] * 3
 
 
 def test_a_big_k_is_answered_by_the_pool(rules: Any) -> None:
