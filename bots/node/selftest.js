@@ -26,11 +26,13 @@
 //                        checking what it writes on the stream (a recorder):
 //                        several games, rejections, pings, the bot contract,
 //                        the turn's clock
+//   checks/worlds.js     the possible-worlds helper: the RulesService loads, a
+//                        request round-trips, a response reads as named worlds
 'use strict';
 
 const { checks } = require('./checks/fixtures.js');
 
-for (const file of ['protocol', 'strategy', 'cli', 'reconnect', 'games']) require(`./checks/${file}.js`);
+for (const file of ['protocol', 'strategy', 'cli', 'reconnect', 'games', 'worlds']) require(`./checks/${file}.js`);
 
 (async () => {
   for (const [name, fn] of checks) {

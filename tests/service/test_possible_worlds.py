@@ -8,12 +8,17 @@ naming it.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 from arena_harness import Arena
+from google.protobuf.json_format import MessageToDict
 from service_kit import Engine
 
 from bots.greedy import GreedyBot
@@ -24,6 +29,8 @@ from engine_service.rules.worlds import possible_worlds
 from tablanette.v1 import game_pb2 as gpb
 from tablanette.v1 import rules_pb2 as rpb
 from tablanette.v1 import rules_pb2_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +96,45 @@ def test_the_sdk_asks_for_the_same_worlds_it_draws(engine: Engine) -> None:
         assert ask_worlds(channel, obs, 24, seed=9) == sample_worlds(obs, 24, seed=9)
     states = world_states(obs, 3, seed=9)
     assert [s.legal_plays() for s in states] == [list(obs.legal_plays)] * 3
+
+
+NODE_ASK = """
+const { rulesClient, possibleWorlds } = require('./worlds.js');
+const [address, request] = [process.argv[1], JSON.parse(process.argv[2])];
+possibleWorlds(rulesClient(address), request.rules, request.observation, request.k, request.seed)
+  .then((worlds) => { process.stdout.write(JSON.stringify(worlds)); process.exit(0); })
+  .catch((err) => { process.stderr.write(String(err.details || err)); process.exit(3); });
+"""
+
+
+def test_the_node_bot_asks_for_the_same_worlds(engine: Engine) -> None:
+    """bots/node/worlds.js against the real service: the engine's worlds (fails, not skips, without Node.js)."""
+    node = shutil.which("node")
+    assert node, "Node.js is required (bots/node)"
+    obs = position("tablic", 2, 14)
+    named = MessageToDict(convert.observation_to_pb(obs), preserving_proto_field_name=True)
+    rules_json = MessageToDict(convert.rules_to_pb(obs.rules), preserving_proto_field_name=True)
+    ask = {"rules": rules_json, "observation": named, "k": 8, "seed": 5}
+    run = subprocess.run(
+        [node, "-e", NODE_ASK, f"127.0.0.1:{engine.port}", json.dumps(ask)],
+        cwd=ROOT / "bots/node",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    worlds = json.loads(run.stdout)
+    assert [(w["hands"], w["rounds"], w["stock"]) for w in worlds] == expected(obs, 8, 5)
+    bad = subprocess.run(
+        [node, "-e", NODE_ASK, f"127.0.0.1:{engine.port}", json.dumps({**ask, "observation": {**named, "plays": []}})],
+        cwd=ROOT / "bots/node",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 3 and "plays" in bad.stderr
 
 
 def test_a_big_k_is_answered_by_the_pool(rules: Any) -> None:
