@@ -305,11 +305,12 @@ class _JackPlan:
         last = len(sampler.sizes) - 1
         tail: list[tuple[int, int, int]] = []  # (slot index or -1, hand size, known Jacks)
         index = {(slot.round, slot.seat): i for i, slot in enumerate(sampler.slots)}
-        for s in reversed(order):
+        hands = [(r, s) for r in range(last, 0, -1) for s in reversed(order)]  # the stock's hands, last first
+        for r, s in hands:
             if sum(size for _, size, _ in tail) >= 4:
                 break
-            known = sampler.known[last][s] if last <= obs.round else 0
-            tail.append((index.get((last, s), -1), sampler.sizes[last], (known & _JACKS).bit_count()))
+            known = sampler.known[r][s] if r <= obs.round else 0
+            tail.append((index.get((r, s), -1), sampler.sizes[r], (known & _JACKS).bit_count()))
         self.tail = [(i, sampler.slots[i].hidden if i >= 0 else 0) for i, _, _ in tail]
         self.slots = sampler.slots
         self.ends = sampler.ends

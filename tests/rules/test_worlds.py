@@ -219,9 +219,9 @@ def test_the_holder_check_catches_a_biased_sampler() -> None:
 # ------------------------------------------------------------------ replace
 
 
-def tail_jacks_dealt(n: int) -> Counter[int]:
+def tail_jacks_dealt(n: int, players: int) -> Counter[int]:
     """Real tablic deals (the arena's shuffle) whose first seat got no Jack: Jacks in the last hand dealt."""
-    rules = Rules.preset("tablic")
+    rules = Rules.preset("tablic", players=players)
     out: Counter[int] = Counter()
     for i in range(n):
         layout = layout_of_deck(rules, shuffled_deck("tail", i), 0)
@@ -233,9 +233,9 @@ def tail_jacks_dealt(n: int) -> Counter[int]:
 JACKS = sum(1 << (40 + s) for s in range(4))
 
 
-def tail_jacks_sampled(draw: Sampler, n: int) -> Counter[int]:
+def tail_jacks_sampled(draw: Sampler, n: int, players: int) -> Counter[int]:
     """The same, as the sampler deals it for the first seat at the deal's first play (its hand holds no Jack)."""
-    rules = Rules.preset("tablic")
+    rules = Rules.preset("tablic", players=players)
     seed = next(f"s{i}" for i in range(100) if not Match(rules, seed=f"s{i}").observation(1).hand & JACKS)
     obs = Match(rules, seed=seed).observation(1)
     sampler, rng = WorldSampler(obs), random.Random(5)
@@ -249,14 +249,15 @@ def uniform_sets(sampler: WorldSampler, rng: random.Random) -> World:
     return sampler.fill(cards)
 
 
-def dealt_vs_sampled(draw: Sampler) -> float:
-    dealt, sampled = tail_jacks_dealt(6000), tail_jacks_sampled(draw, 4000)
+def dealt_vs_sampled(draw: Sampler, players: int = 2) -> float:
+    dealt, sampled = tail_jacks_dealt(6000, players), tail_jacks_sampled(draw, 4000, players)
     jacks = sorted(j for j in set(dealt) | set(sampled) if dealt[j] + sampled[j] >= 10)
     return float(chi2_contingency([[dealt[j] for j in jacks], [sampled[j] for j in jacks]]).pvalue)
 
 
-def test_under_replace_the_last_hands_hold_jacks_as_often_as_dealt() -> None:
-    assert dealt_vs_sampled(exact) > PASS
+@pytest.mark.parametrize("players", [2, 3])
+def test_under_replace_the_last_hands_hold_jacks_as_often_as_dealt(players: int) -> None:
+    assert dealt_vs_sampled(exact, players) > PASS
 
 
 def test_the_replace_check_catches_the_uniform_sampler() -> None:
