@@ -12,6 +12,9 @@ mid-deal and last rounds alike). For each position the seat to play asks:
 Both go to a real engine service replica (one call at a time, loopback), and are
 also timed in-process (the engine function behind each, no gRPC). Calls
 alternate in blocks, so machine load hits both alike; block medians are kept.
+Wall time on a shared machine includes waiting for a core, so the CPU time per
+call is printed too: the server process's (from /proc) over the service, the
+bench's own in-process.
 Run: ``python bench/worlds.py [--quick] [--json]``.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -30,7 +34,7 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.kit import temp_arena  # noqa: E402
+from bench.kit import CpuMeter, temp_arena  # noqa: E402
 from bots.greedy import GreedyBot  # noqa: E402
 from engine_service import convert  # noqa: E402
 from engine_service.rules import Match, Rules, card_names  # noqa: E402
@@ -63,26 +67,34 @@ def positions(per_case: int) -> list[Pair]:
     return out
 
 
-def in_process(pairs: list[Pair], blocks: int) -> tuple[list[float], list[float]]:
+def in_process(pairs: list[Pair], blocks: int) -> tuple[list[float], list[float], float, float]:
+    """Wall time per call by block (worlds, legal plays), and CPU time per call over all blocks (same order)."""
     worlds, legal = [], []
+    cpu = [0.0, 0.0]
     per = len(pairs) // blocks
     for b in range(blocks):
         chunk = pairs[b * per : (b + 1) * per]
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for w, _ in chunk:
             possible_worlds(w, 5000)
         worlds.append((time.perf_counter() - start) / len(chunk))
-        start = time.perf_counter()
+        cpu[0] += time.process_time() - cpu_start
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _, lp in chunk:
             legal_plays(lp, 5000)
         legal.append((time.perf_counter() - start) / len(chunk))
-    return worlds, legal
+        cpu[1] += time.process_time() - cpu_start
+    return worlds, legal, cpu[0] / (per * blocks), cpu[1] / (per * blocks)
 
 
 Times = list[float]
 
 
-async def over_grpc(port: int, pairs: list[Pair], blocks: int) -> tuple[Times, Times, Times, Times]:
+async def over_grpc(
+    port: int, pairs: list[Pair], blocks: int, meters: tuple[CpuMeter, CpuMeter]
+) -> tuple[Times, Times, Times, Times]:
+    """Wall times per call by block (worlds, packed worlds, legal plays), each worlds call's; the server's
+    CPU seconds go to ``meters`` (worlds named, legal plays)."""
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     stub = rules_pb2_grpc.RulesServiceStub(channel)
     for w, lp in pairs[:40]:  # warm-up
@@ -93,10 +105,11 @@ async def over_grpc(port: int, pairs: list[Pair], blocks: int) -> tuple[Times, T
     for b in range(blocks):
         chunk = pairs[b * per : (b + 1) * per]
         start = time.perf_counter()
-        for w, _ in chunk:
-            t = time.perf_counter()
-            await stub.PossibleWorlds(w)
-            each.append(time.perf_counter() - t)
+        with meters[0].counting():
+            for w, _ in chunk:
+                t = time.perf_counter()
+                await stub.PossibleWorlds(w)
+                each.append(time.perf_counter() - t)
         worlds.append((time.perf_counter() - start) / len(chunk))
         start = time.perf_counter()
         for w, _ in chunk:
@@ -105,8 +118,9 @@ async def over_grpc(port: int, pairs: list[Pair], blocks: int) -> tuple[Times, T
             w.packed_worlds = False
         packed.append((time.perf_counter() - start) / len(chunk))
         start = time.perf_counter()
-        for _, lp in chunk:
-            await stub.LegalPlays(lp)
+        with meters[1].counting():
+            for _, lp in chunk:
+                await stub.LegalPlays(lp)
         legal.append((time.perf_counter() - start) / len(chunk))
     await channel.close()
     return worlds, packed, legal, each
@@ -119,11 +133,12 @@ def main() -> None:
     args = parser.parse_args()
     per_case, blocks, rounds = (40, 4, 1) if args.quick else (120, 8, 3)
     pairs = positions(per_case) * rounds
-    local_w, local_l = in_process(pairs, blocks)
+    local_w, local_l, cpu_w, cpu_l = in_process(pairs, blocks)
     arena = temp_arena("worlds")
     try:  # the per-address rate limit is for strangers; this client asks as fast as it can
-        _, port = arena.start_engine(TABLANETTE_RULES_RATE="1000000", TABLANETTE_RULES_BURST="1000000")
-        rpc_w, rpc_p, rpc_l, each = asyncio.run(over_grpc(port, pairs, blocks))
+        engine, port = arena.start_engine(TABLANETTE_RULES_RATE="1000000", TABLANETTE_RULES_BURST="1000000")
+        meters = (CpuMeter(engine.popen.pid), CpuMeter(engine.popen.pid))
+        rpc_w, rpc_p, rpc_l, each = asyncio.run(over_grpc(port, pairs, blocks, meters))
     finally:
         arena.close()
     ms = 1000.0
@@ -137,6 +152,11 @@ def main() -> None:
         "rpc_ratio": round(statistics.median(rpc_w) / statistics.median(rpc_l), 2),
         "rpc_worlds_p95_ms": round(each[int(0.95 * (len(each) - 1))] * ms, 3),
         "rpc_worlds_max_ms": round(each[-1] * ms, 3),
+        "server_cpu_worlds_ms": round(meters[0].seconds / len(each) * ms, 3),
+        "server_cpu_legal_plays_ms": round(meters[1].seconds / len(each) * ms, 3),
+        "local_cpu_worlds_ms": round(cpu_w * ms, 3),
+        "local_cpu_legal_plays_ms": round(cpu_l * ms, 3),
+        "load_average": round(os.getloadavg()[0], 1),
         "local_worlds_ms": round(statistics.median(local_w) * ms, 3),
         "local_legal_plays_ms": round(statistics.median(local_l) * ms, 3),
         "local_ratio": round(statistics.median(local_w) / statistics.median(local_l), 2),
@@ -149,9 +169,18 @@ def main() -> None:
     print(f"  Rules API   PossibleWorlds {f['rpc_worlds_ms']:7.3f} ms   LegalPlays {f['rpc_legal_plays_ms']:7.3f} ms")
     print(f"              ratio {f['rpc_ratio']:.2f} x LegalPlays")
     print(f"              PossibleWorlds packed (masks) {f['rpc_packed_worlds_ms']:7.3f} ms")
+    print(
+        f"              server CPU per call: PossibleWorlds {f['server_cpu_worlds_ms']:.3f} ms, "
+        f"LegalPlays {f['server_cpu_legal_plays_ms']:.3f} ms"
+    )
     print(f"              PossibleWorlds p95 {f['rpc_worlds_p95_ms']:.3f} ms, max {f['rpc_worlds_max_ms']:.3f} ms")
     print(f"  in-process  worlds {f['local_worlds_ms']:7.3f} ms   legal plays {f['local_legal_plays_ms']:7.3f} ms")
     print(f"              ratio {f['local_ratio']:.2f} x legal plays")
+    print(
+        f"              CPU per call: worlds {f['local_cpu_worlds_ms']:.3f} ms, "
+        f"legal plays {f['local_cpu_legal_plays_ms']:.3f} ms"
+    )
+    print(f"  (wall times are shared with other work on this machine: load average {f['load_average']})")
 
 
 if __name__ == "__main__":

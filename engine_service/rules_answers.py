@@ -32,7 +32,6 @@ from engine_service.rules import (
 )
 from engine_service.rules.captures import CaptureFinder
 from engine_service.rules.worlds import World, WorldSampler
-from tablanette.v1 import game_pb2 as gpb
 from tablanette.v1 import rules_pb2 as rpb
 
 
@@ -120,9 +119,11 @@ def possible_worlds(request: rpb.PossibleWorldsRequest, max_plays: int) -> rpb.P
         raise TablanetteError("give the seat's observation (observation or packed)")
     sampler = WorldSampler(obs)
     rng = random.Random(request.seed)
-    to_pb = _world_to_packed if request.packed_worlds else _world_to_pb
-    worlds = [to_pb(sampler.sample(rng)) for _ in range(request.k)]
-    return rpb.PossibleWorldsResponse(worlds=worlds, first_table=card_names(sampler.first_table))
+    response = rpb.PossibleWorldsResponse(first_table=card_names(sampler.first_table))
+    add = _add_packed if request.packed_worlds else _add_named
+    for _ in range(request.k):
+        add(response.worlds.add(), sampler.sample(rng))
+    return response
 
 
 def _worlds_rules(request: rpb.PossibleWorldsRequest) -> Rules:
@@ -133,20 +134,21 @@ def _worlds_rules(request: rpb.PossibleWorldsRequest) -> Rules:
     )
 
 
-def _world_to_pb(world: World) -> rpb.World:
-    return rpb.World(
-        hands=[gpb.CardList(cards=_names(h)) for h in world.hands],
-        rounds=[rpb.WorldRound(hands=[gpb.CardList(cards=_names(h)) for h in r]) for r in world.rounds],
-        stock=_names(world.stock),
-    )
+def _add_named(msg: rpb.World, world: World) -> None:
+    """Fill ``msg`` with ``world`` in card names (filling in place: faster than building the messages)."""
+    for hand in world.hands:
+        msg.hands.add().cards.extend(_names(hand))
+    for hands in world.rounds:
+        dealt = msg.rounds.add()
+        for hand in hands:
+            dealt.hands.add().cards.extend(_names(hand))
+    msg.stock.extend(_names(world.stock))
 
 
-def _world_to_packed(world: World) -> rpb.World:
-    return rpb.World(
-        hand_masks=world.hands,
-        round_masks=[h for r in world.rounds for h in r],
-        stock_mask=world.stock,
-    )
+def _add_packed(msg: rpb.World, world: World) -> None:
+    msg.hand_masks.extend(world.hands)
+    msg.round_masks.extend([h for hands in world.rounds for h in hands])
+    msg.stock_mask = world.stock
 
 
 _BYTE_NAMES = [[card_names(b << 8 * i & FULL_DECK) for b in range(256)] for i in range(7)]

@@ -158,7 +158,7 @@ class WorldSampler:
         obs = self.obs
         state = DealState(obs.rules, self.layout(world))
         for i, record in enumerate(obs.plays):
-            where = f"play {i + 1} of the deal ({record.seat} plays {Play(CARDS[record.card], record.mask)})"
+            where = f"play {i + 1} of the deal (seat {record.seat} plays {Play(CARDS[record.card], record.mask)})"
             if state.over or state.turn != record.seat:
                 raise IllegalPositionError(f"{where}: it was not seat {record.seat}'s turn")
             play = Play(CARDS[record.card], record.mask)
