@@ -301,14 +301,18 @@ def status(name: str, as_json: JsonOpt = False) -> None:
         s = st.status(name)
         troubles = st.troubles(name)
         note = st.note(name)
-        fit = st.load(name).fit
     except LeagueError as exc:
         fail(str(exc))
+    try:  # status needs no rules: a league whose rules no longer load still reports
+        fit: str | None = st.load(name).fit
+    except LeagueError:
+        fit = None
     if as_json:
         print(json.dumps({**s.to_json(), "fit": fit, "troubles": troubles, "planner": note}))
         return
     console.print(progress_line(s), highlight=False)
-    console.print(f"ladder fitted on: {fit}", highlight=False)
+    if fit:
+        console.print(f"ladder fitted on: {fit}", highlight=False)
     if note:
         console.print(_note_line(note), highlight=False)
     if troubles:
