@@ -405,7 +405,9 @@ class LeagueStore:
         seats, seed, round, status; queued_at, started_at, finished_at, worker;
         ``starts`` (tries that began), ``attempts`` (failures of the match itself),
         ``interruptions`` (tries the arena cut short), ``first_error`` and ``error``,
-        ``waiting`` (why it waits now), ``interrupted`` (the last arena fault).
+        ``waiting`` (why it waits now), ``interrupted`` (the last arena fault). A done match keeps
+        what its row and the record do not say (the commit drops seed, queued_at, worker and
+        waiting, which only a runner needs) and gains result, score, elo and luck.
         """
         return text_map(self.r.hgetall(self.keys(league_id).match(match_id)))
 

@@ -111,7 +111,7 @@ for i = 1, n do
   changes[i] = string.format('%.2f', delta[i])
 end
 redis.call('HSET', records, mid, ARGV[2])
-redis.call('HDEL', mkey, 'worker', 'waiting', 'starts', 'queued_at', 'seed')
+redis.call('HDEL', mkey, 'worker', 'waiting', 'queued_at', 'seed')
 redis.call('HSET', mkey, 'status', 'done', 'result', ARGV[3], 'finished_at', now,
            'elo', '[' .. table.concat(changes, ',') .. ']', 'score', ARGV[7])
 if luck then redis.call('HSET', mkey, 'luck', ARGV[15]) end
