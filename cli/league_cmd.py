@@ -54,7 +54,14 @@ def create(
     players: PlayersOpt = 2,
     rule: RuleOpt = None,
     format: Annotated[str, typer.Option(help=f"One of: {', '.join(FORMATS)}.")] = "round-robin",
-    games: Annotated[int, typer.Option(min=1, help="Games per pairing (seats alternate).")] = 2,
+    games: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Games per pairing in one cycle, seats alternating (mirrored: each two share a deal); "
+            "a double round-robin plays two cycles, so twice this, each cycle on deals of its own.",
+        ),
+    ] = 2,
     mirrored: Annotated[bool, typer.Option(help="Games of a pairing share deals with seats swapped.")] = True,
     champion: Annotated[str | None, typer.Option(help="The bot that runs the gauntlet.")] = None,
     k: Annotated[float, typer.Option(help="Elo K factor.")] = 24.0,
@@ -106,8 +113,9 @@ def create(
 ) -> None:
     """Create a league (add bots next, then start it).
 
-    Formats: round-robin and double-round-robin (every pairing plays --games
-    games), gauntlet (--champion against every other bot), adaptive (a mirrored
+    Formats: round-robin (every pairing plays --games games) and
+    double-round-robin (two such cycles, seats swapped: 2 x --games games a
+    pairing, the second cycle on new deals), gauntlet (--champion against every other bot), adaptive (a mirrored
     pair per pairing, then games between the neighbours the ladder is least sure
     of, until they are settled or --budget is spent) and sprt (a challenger
     against --champion in mirrored pairs until an SPRT of --elo0 against --elo1
