@@ -66,7 +66,7 @@ from scheduler.ratings import Outcome, fit_ratings
 from store.archiver import Archiver
 from store.keys import Keys, LeagueKeys
 from store.leagues import League, LeagueStore
-from store.ledger import Ledger, mirror_unit, record_value
+from store.ledger import Ledger, match_luck, mirror_unit, record_value
 from store.results import LeagueResults
 
 REDIS_URL = os.environ.get("TABLANETTE_REDIS_URL", "redis://127.0.0.1:6379/0")
@@ -151,7 +151,8 @@ def play_league(r: redis.Redis, prefix: str, name: str, json_records: bool, game
         record, times = demo_match(seed, seats, rng)
         record["id"] = f"{name}/{mid}"
         conduct = [{"moves": 0, "timeouts": 0, "illegal": 0, "forfeit": False} for _ in seats]
-        store.ledger.commit(keys, mid, record, seats, conduct, 24, 1500, unit=mirror_unit(seed, seats), times_ms=times)
+        unit, luck = mirror_unit(seed, seats), match_luck(record)  # as a worker commits it
+        store.ledger.commit(keys, mid, record, seats, conduct, 24, 1500, unit=unit, times_ms=times, luck=luck)
         if json_records:  # what the ledger stored before compact records
             r.hset(keys.records, mid, json.dumps(record, separators=(",", ":")))
     return keys
@@ -216,6 +217,7 @@ def section_scale(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(100)
     pool = [demo_match(f"scale{i}", ["greedy", "random"], rng) for i in range(8)]
     blobs = {id(rec): record_value(rec, times) for rec, times in pool}
+    lucks = {id(rec): match_luck(rec) for rec, _ in pool}
     prefix = f"bench-store-{secrets.token_hex(4)}"
     ledger = Ledger(r, replicas=0, wait_ms=0)
     keys = Keys(prefix).league("scale")
@@ -234,7 +236,18 @@ def section_scale(args: argparse.Namespace) -> dict[str, Any]:
             pipe.execute()
             ledger.set_state(keys, mid, "queued", queued_at=f"{time.time():.3f}")
             ledger.set_state(keys, mid, "running", worker="w1", started_at=f"{time.time():.3f}", waiting="")
-            ledger.commit(keys, mid, record, [a, b], [clean, clean], 24, 1500, unit=f"u{i // 2}", times_ms=times)
+            ledger.commit(
+                keys,
+                mid,
+                record,
+                [a, b],
+                [clean, clean],
+                24,
+                1500,
+                unit=f"u{i // 2}",
+                times_ms=times,
+                luck=lucks[id(record)],
+            )
         commit_s = time.perf_counter() - start
         memory = league_memory(r, keys)
         outcomes = [Outcome.from_json(json.loads(o)) for o in r.lrange(keys.outcomes, 0, -1)]
