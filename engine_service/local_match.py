@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING
 
 from engine_service import convert
 from engine_service.rules import Match
-from engine_service.turns import MatchClock, Outcome, SeatConduct, TurnBuilder, apply_response
+from engine_service.time_control import MatchClock, TimeControl
+from engine_service.turns import Outcome, SeatConduct, TurnBuilder, apply_response
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
@@ -82,6 +83,8 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
     bots = list(req.bots)
     if len(bots) != rules.players:
         raise ValueError(f"{len(bots)} bots for {rules.players} seats")
+    has_control = req.HasField("time_control")
+    control = TimeControl.from_pb(req.time_control).check(rules) if has_control else TimeControl.of_rules(rules)
     games = []
     for seat in range(rules.players):
         game = apb.GameStarted()
@@ -90,7 +93,7 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
         games.append(game)
     conduct = [SeatConduct() for _ in bots]
     turns = TurnBuilder(match, req.game.game_id)
-    clock = MatchClock(rules.move_time_ms, req.time_bank_ms, rules.players)
+    clock = MatchClock(control, rules.players)
     turn_id = 0
     while not match.is_over:
         seat = match.turn
@@ -100,9 +103,7 @@ async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[
             yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=f"bot {bot!r} is not connected here")
             return
         turn = clock.set_turn(turns.turn(turn_id), seat)
-        resp = await gateway.ask(
-            bot, games[seat], turn, HANDOFF_GRACE_MS, req.clock, req.wall_cap_ms, req.latency_credit_ms
-        )
+        resp = await gateway.ask(bot, games[seat], turn, HANDOFF_GRACE_MS, control)
         if resp.outcome == Outcome.DISCONNECTED or resp.arena_fault:
             why = "could not reach its store" if resp.arena_fault else f"bot {bot!r} disconnected"
             yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=why)

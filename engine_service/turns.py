@@ -11,68 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 from engine_service import convert
 from engine_service.rules import IllegalPlayError, Match, Rules
+from engine_service.time_control import MatchClock
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import game_pb2 as gpb
 
 Outcome = dpb.PlayResponse
-WALL_CAP_TIMES = 3
-WALL_CAP_SLACK_MS = 2000
-
-
-def clock_of(name: str) -> apb.Clock:
-    """A league's clock (:data:`store.leagues.CLOCKS`: ``wall``, or ``cpu``, which charges a hosted bot
-    the CPU time its sandbox used, :mod:`engine_service.meters`) as the protocol names it."""
-    return cast("apb.Clock", apb.Clock.Value(f"CLOCK_{name.upper()}"))  # the stubs type Value() as int
-
-
-def wall_cap_ms(move_time_ms: int, given: int = 0) -> int:
-    """On the CPU clock, the wall-clock time a turn may take at most: ``given`` if set, else three
-    times the move time and at least two seconds more than it (a bot waiting on nothing still ends)."""
-    return given or max(WALL_CAP_TIMES * move_time_ms, move_time_ms + WALL_CAP_SLACK_MS)
-
-
-class MatchClock:
-    """Each seat's time bank in one match: a reserve on top of the move time, as on a chess clock.
-
-    A turn gives its bot the move time plus what is left of its bank
-    (``time_left_ms``, with ``time_bank_ms`` saying how much of it is bank). What
-    the turn cost the bot beyond the move time (the response's ``used_ms``: wall
-    time less any latency credit, or CPU time) comes out of the bank; a missed
-    deadline empties it. The runner and a replica playing the match keep one
-    each, fed the same responses, so they agree turn by turn. A bank of 0 (the
-    default) leaves every turn at the move time.
-    """
-
-    __slots__ = ("banked", "banks", "move_time_ms")
-
-    def __init__(self, move_time_ms: int, bank_ms: int, seats: int) -> None:
-        self.move_time_ms = move_time_ms
-        self.banks = [max(bank_ms, 0)] * seats
-        self.banked = bank_ms > 0
-
-    def set_turn(self, turn: apb.Turn, seat: int) -> apb.Turn:
-        """``turn`` (the seat's, from :class:`TurnBuilder`) with the seat's time: the move time and what is
-        left of its bank. A match without banks leaves it as built, at the move time (this runs every move)."""
-        if self.banked:
-            bank = self.banks[seat]
-            turn.time_left_ms = self.move_time_ms + bank
-            turn.time_bank_ms = bank
-        return turn
-
-    def charge(self, seat: int, resp: dpb.PlayResponse) -> None:
-        """Take what ``resp``'s turn used beyond the move time out of the seat's bank."""
-        bank = self.banks[seat]
-        if not bank:
-            return
-        if resp.outcome == Outcome.PLAYED:
-            self.banks[seat] = max(bank - max(resp.used_ms - self.move_time_ms, 0), 0)
-        elif resp.outcome == Outcome.TIMEOUT:
-            self.banks[seat] = 0
 
 
 @dataclass

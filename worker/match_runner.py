@@ -31,16 +31,8 @@ from redis.asyncio import Redis
 from engine_service import convert
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service.rules import GameRecord, Match, Rules, match_record
-from engine_service.turns import (
-    MatchClock,
-    Outcome,
-    SeatConduct,
-    TurnBuilder,
-    apply_response,
-    clock_of,
-    game_started,
-    wall_cap_ms,
-)
+from engine_service.time_control import MatchClock, TimeControl
+from engine_service.turns import Outcome, SeatConduct, TurnBuilder, apply_response, game_started
 from store.client import connect_async
 from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb
@@ -89,21 +81,9 @@ class MatchRunner:
         grace_ms: int = 10_000,
         tls_ca: bytes | None = None,
         replica_matches: bool = True,
-        clock: str = "wall",
-        wall_cap_ms: int = 0,
-        latency_credit_ms: int = 0,
-        time_bank_ms: int = 0,
     ) -> None:
-        """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn);
-        ``clock`` and ``wall_cap_ms``: the league's clock (see :func:`engine_service.turns.clock_of`);
-        ``latency_credit_ms``: the most a turn's answer may be waited for beyond the move time, for the
-        bot's measured round trip (:mod:`engine_service.round_trips`; 0: none); ``time_bank_ms``: each
-        seat's reserve for a match on top of the move time (:class:`engine_service.turns.MatchClock`)."""
+        """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn)."""
         self.redis = redis
-        self.clock = clock_of(clock)
-        self.wall_cap_ms = wall_cap_ms
-        self.latency_credit_ms = latency_credit_ms
-        self.time_bank_ms = time_bank_ms
         self.replica_matches = replica_matches
         self._times: dict[int, list[int]] = {}
         """Move times of the matches being played, by ``id`` of their :class:`Match`."""
@@ -147,28 +127,33 @@ class MatchRunner:
             self._replicas[bot] = entry.replica
         return out
 
-    async def play(self, rules: Rules, seed: str, bots: Sequence[str], game_id: str) -> MatchOutcome:
-        """Play one match; ``bots[s]`` is the bot name at seat ``s``."""
+    async def play(
+        self, rules: Rules, seed: str, bots: Sequence[str], game_id: str, control: TimeControl | None = None
+    ) -> MatchOutcome:
+        """Play one match; ``bots[s]`` is the bot name at seat ``s``; ``control``: the league's time
+        control (:class:`engine_service.time_control.TimeControl`; None: the rules' move time on the wall clock)."""
         if len(bots) != rules.players:
             raise ValueError(f"{len(bots)} bots for {rules.players} seats")
+        control = control.check(rules) if control is not None else TimeControl.of_rules(rules)
+        wire = control.to_pb()
         labels = await self.labels(bots)
         started = time.monotonic()
         match = Match(rules, seed)
         times = self._times[id(match)] = []
         try:
             conduct = [SeatConduct() for _ in bots]
-            clock = MatchClock(rules.move_time_ms, self.time_bank_ms, rules.players)
+            clock = MatchClock(control, rules.players)
             game = game_started(rules, labels, game_id)
             turn_id, fault, on_replica = 0, None, 0
             if self.replica_matches:
-                turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct, clock)
+                turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct, clock, wire)
                 on_replica = turn_id
             turns = TurnBuilder(match, game_id)
             while not match.is_over:
                 seat = match.turn
                 turn_id += 1
                 game.seat = seat
-                resp = await self._ask(bots[seat], game, clock.set_turn(turns.turn(turn_id), seat), fault)
+                resp = await self._ask(bots[seat], game, clock.set_turn(turns.turn(turn_id), seat), wire, fault)
                 fault = None
                 self._apply(match, seat, resp, conduct[seat], clock)
         finally:
@@ -188,6 +173,7 @@ class MatchRunner:
         bots: Sequence[str],
         conduct: list[SeatConduct],
         clock: MatchClock,
+        control: dpb.TimeControl,
     ) -> tuple[int, str | None]:
         """Let the replica holding every bot play the match, applying its events here.
 
@@ -199,15 +185,7 @@ class MatchRunner:
         replica = replicas.pop() if len(replicas) == 1 else None
         if replica is None:
             return 0, None
-        request = dpb.PlayMatchRequest(
-            game=game,
-            seed=seed,
-            bots=list(bots),
-            clock=self.clock,
-            wall_cap_ms=self._wall_cap(match.rules.move_time_ms),
-            latency_credit_ms=self.latency_credit_ms,
-            time_bank_ms=self.time_bank_ms,
-        )
+        request = dpb.PlayMatchRequest(game=game, seed=seed, bots=list(bots), time_control=control)
         call = self._stub(replica).PlayMatch(request, metadata=await self._metadata())
         applied = 0
         try:
@@ -234,7 +212,9 @@ class MatchRunner:
             call.cancel()
         return applied, None
 
-    async def _ask(self, bot: str, game: apb.GameStarted, turn: apb.Turn, fault: str | None = None) -> dpb.PlayResponse:
+    async def _ask(
+        self, bot: str, game: apb.GameStarted, turn: apb.Turn, control: dpb.TimeControl, fault: str | None = None
+    ) -> dpb.PlayResponse:
         """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period.
 
         The grace period is the bot's: time the arena itself loses (a replica
@@ -271,13 +251,7 @@ class MatchRunner:
             if replica is not None:
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
                 req = dpb.PlayRequest(
-                    bot_name=bot,
-                    game=game,
-                    turn=turn,
-                    grace_ms=max(remaining_ms, 1),
-                    clock=self.clock,
-                    wall_cap_ms=self._wall_cap(turn.time_left_ms - turn.time_bank_ms),
-                    latency_credit_ms=self.latency_credit_ms,
+                    bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1), time_control=control
                 )
                 try:
                     resp: dpb.PlayResponse = await self._stub(replica).RequestPlay(req, metadata=metadata)
@@ -297,9 +271,6 @@ class MatchRunner:
                     raise ReplicaUnreachable(arena_fault)
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
-
-    def _wall_cap(self, move_time_ms: int) -> int:
-        return wall_cap_ms(move_time_ms, self.wall_cap_ms) if self.clock == apb.CLOCK_CPU else 0
 
     def _apply(
         self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct, clock: MatchClock | None = None
