@@ -92,18 +92,44 @@ class MatchEvents(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[MatchEvent, _Mapping]]] = ...) -> None: ...
 
 class MatchEvent(_message.Message):
-    __slots__ = ("turn_id", "seat", "response", "handoff", "reason")
+    __slots__ = ("turn_id", "seat", "response", "handoff", "reason", "end")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
     HANDOFF_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
     turn_id: int
     seat: int
     response: PlayResponse
     handoff: bool
     reason: str
-    def __init__(self, turn_id: _Optional[int] = ..., seat: _Optional[int] = ..., response: _Optional[_Union[PlayResponse, _Mapping]] = ..., handoff: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+    end: MatchEnd
+    def __init__(self, turn_id: _Optional[int] = ..., seat: _Optional[int] = ..., response: _Optional[_Union[PlayResponse, _Mapping]] = ..., handoff: _Optional[bool] = ..., reason: _Optional[str] = ..., end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
+
+class MatchEnd(_message.Message):
+    __slots__ = ("record", "conduct", "times_ms")
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    CONDUCT_FIELD_NUMBER: _ClassVar[int]
+    TIMES_MS_FIELD_NUMBER: _ClassVar[int]
+    record: str
+    conduct: _containers.RepeatedCompositeFieldContainer[Conduct]
+    times_ms: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, record: _Optional[str] = ..., conduct: _Optional[_Iterable[_Union[Conduct, _Mapping]]] = ..., times_ms: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Conduct(_message.Message):
+    __slots__ = ("moves", "timeouts", "illegal", "auto", "forfeit")
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    ILLEGAL_FIELD_NUMBER: _ClassVar[int]
+    AUTO_FIELD_NUMBER: _ClassVar[int]
+    FORFEIT_FIELD_NUMBER: _ClassVar[int]
+    moves: int
+    timeouts: int
+    illegal: int
+    auto: int
+    forfeit: bool
+    def __init__(self, moves: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal: _Optional[int] = ..., auto: _Optional[int] = ..., forfeit: _Optional[bool] = ...) -> None: ...
 
 class PlayRequest(_message.Message):
     __slots__ = ("bot_name", "game", "turn", "grace_ms", "time_control")

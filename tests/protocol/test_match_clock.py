@@ -6,10 +6,11 @@ import pytest
 
 from bots.sdk import Clock
 from engine_service import convert
+from engine_service.driver import SeatConduct, apply_answer
 from engine_service.round_trips import OUTSTANDING, WINDOW, RoundTrips
 from engine_service.rules import Match, Rules
 from engine_service.time_control import MatchClock, TimeControl
-from engine_service.turns import SeatConduct, TurnBuilder, apply_response
+from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
@@ -98,7 +99,7 @@ def test_without_a_bank_every_turn_is_the_move_time() -> None:
 
 
 def test_two_copies_fed_the_same_responses_agree_turn_by_turn() -> None:
-    """The runner and a replica playing the match keep one each (apply_response charges it)."""
+    """The runner and a replica playing the match keep one each (apply_answer charges it)."""
     rules = Rules.preset("tablic", deals=1, move_time_ms=100)
     matches = [Match(rules, "bank"), Match(rules, "bank")]
     clocks = [MatchClock(TimeControl(100, time_bank_ms=700), 2), MatchClock(TimeControl(100, time_bank_ms=700), 2)]
@@ -113,7 +114,7 @@ def test_two_copies_fed_the_same_responses_agree_turn_by_turn() -> None:
         resp = played(100 + 40 * (turn_id % 3))
         resp.play.CopyFrom(convert.play_to_pb(convert.packed_play(turn.legal_cards[0], turn.legal_captured[0])))
         for match, clock in zip(matches, clocks, strict=True):
-            apply_response(match, seat, resp, conduct[seat], clock)
+            apply_answer(match, seat, resp, conduct[seat], clock)
     assert clocks[0].banks == clocks[1].banks == [0, 0]  # 24 turns a seat at up to 80 ms over: both spent
 
 

@@ -223,8 +223,8 @@ class ObservedRunner(MatchRunner):
         self.responses: list[tuple[int, dpb.PlayResponse]] = []
         self.changed = threading.Condition()
 
-    def _apply(self, match: Any, seat: int, resp: dpb.PlayResponse, conduct: Any, clock: Any = None) -> None:
-        super()._apply(match, seat, resp, conduct, clock)
+    def _answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
+        super()._answered(turn_id, seat, resp)
         with self.changed:
             self.answers.append((seat, resp.outcome))
             self.responses.append((seat, resp))

@@ -1,36 +1,17 @@
-"""One turn of a match as the arena asks it and applies the answer.
+"""The messages of a match as a bot sees them: its GameStarted, and each Turn (built incrementally).
 
-Both places that drive a match use these, so they ask and apply alike: the match
-runner (:mod:`worker.match_runner`, one ``RequestPlay`` call per turn) and a
-replica playing a match whose bots are all connected to it
-(:mod:`engine_service.local_match`, whose events the runner applies to its own
-copy of the match).
+:class:`engine_service.driver.MatchDriver` builds every turn it asks with a
+:class:`TurnBuilder`; :func:`turn_message` is the same message built afresh.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from engine_service import convert
-from engine_service.rules import IllegalPlayError, Match, Rules
-from engine_service.time_control import MatchClock
+from engine_service.rules import Match, Rules
 from tablanette.v1 import arena_pb2 as apb
-from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import game_pb2 as gpb
-
-Outcome = dpb.PlayResponse
-
-
-@dataclass
-class SeatConduct:
-    """What the arena saw of one seat's behaviour."""
-
-    moves: int = 0
-    timeouts: int = 0
-    illegal: int = 0
-    auto: int = 0
-    forfeit: bool = False
 
 
 def game_started(rules: Rules, labels: Sequence[str], game_id: str) -> apb.GameStarted:
@@ -91,36 +72,3 @@ class TurnBuilder:
         packed.CopyFrom(self._plays)
         convert.fill_packed(packed, obs)
         return turn
-
-
-def apply_response(
-    match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct, clock: MatchClock | None = None
-) -> None:
-    """Apply what the seat's bot did (and charge its time to ``clock``, the match's time banks).
-
-    A timeout follows ``timeout_action`` (trail the lowest card, or forfeit); a
-    bot still gone after the grace period forfeits. A play the engine refuses
-    (a replica must never pass one) counts as an illegal answer and is treated
-    as a timeout.
-    """
-    conduct.illegal += resp.rejected
-    if clock is not None:
-        clock.charge(seat, resp)
-    if resp.outcome == Outcome.PLAYED:
-        try:
-            match.play(convert.play_from_pb(resp.play))
-            conduct.moves += 1
-            return
-        except (IllegalPlayError, ValueError):
-            conduct.illegal += 1
-    if resp.outcome == Outcome.DISCONNECTED:
-        conduct.forfeit = True
-        match.forfeit(seat)
-        return
-    conduct.timeouts += 1
-    if match.rules.timeout_action == "forfeit":
-        conduct.forfeit = True
-        match.forfeit(seat)
-    else:
-        conduct.auto += 1
-        match.play(match.timeout_play(), auto=True)
