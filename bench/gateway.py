@@ -7,7 +7,8 @@ the real per-move cost, observation and legal plays included:
 - **move, played on the replica**: the runner asks the replica holding both bots
   to play the match (``Dispatch.PlayMatch``); per move the replica builds the
   turn, sends it on the bot's stream, checks and applies the answer, and sends
-  the runner the events in batches, which the runner applies to its own copy.
+  the runner the events in batches, which the runner keeps; it checks the
+  record the replica sends at the end once.
   This is what a league does when a match's bots share a replica.
 - **move, played on the replica, SDK bots answering inline**: the same with
   the SDK's ``inline`` mode (``python -m bots random --inline``): each turn is
