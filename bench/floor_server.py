@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine_service import convert
 from engine_service.rules import Match, Rules
-from engine_service.turns import TurnBuilder
+from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
 

@@ -7,7 +7,8 @@ the real per-move cost, observation and legal plays included:
 - **move, played on the replica**: the runner asks the replica holding both bots
   to play the match (``Dispatch.PlayMatch``); per move the replica builds the
   turn, sends it on the bot's stream, checks and applies the answer, and sends
-  the runner the events in batches, which the runner applies to its own copy.
+  the runner the events in batches, which the runner keeps; it checks the
+  record the replica sends at the end once.
   This is what a league does when a match's bots share a replica.
 - **move, played on the replica, SDK bots answering inline**: the same with
   the SDK's ``inline`` mode (``python -m bots random --inline``): each turn is
@@ -73,6 +74,7 @@ sys.path.insert(0, str(ROOT))
 from bench.kit import REDIS_URL, CpuMeter, counting, temp_arena  # noqa: E402
 from cli.local import LocalArena as Arena  # noqa: E402
 from engine_service.rules import Rules  # noqa: E402
+from engine_service.time_control import TimeControl  # noqa: E402
 from worker.match_runner import MatchRunner  # noqa: E402
 
 
@@ -90,16 +92,18 @@ async def bench_moves(
     from redis.asyncio import Redis
 
     redis = Redis.from_url(REDIS_URL)
-    runner = MatchRunner(redis, arena.prefix, replica_matches=replica_matches, clock=clock)
+    runner = MatchRunner(redis, arena.prefix, replica_matches=replica_matches)
+    rules = Rules.preset("tablic", deals=1)
+    control = TimeControl(rules.move_time_ms, clock)
     moves = 0
     tag = ("replica" if replica_matches else "turns") + "/" + bots[0] + "/" + clock
     try:
-        await runner.play(Rules.preset("tablic", deals=1), "warm-up", list(bots), f"bench/{tag}/warm")
+        await runner.play(rules, "warm-up", list(bots), f"bench/{tag}/warm", control)
         with counting(cpu):
             start = time.perf_counter()
             for i in range(matches):
                 game_id = f"bench/{tag}/{time.monotonic_ns()}/{i}"
-                out = await runner.play(Rules.preset("tablic", deals=1), f"b{i}", list(bots), game_id)
+                out = await runner.play(rules, f"b{i}", list(bots), game_id, control)
                 moves += out.moves
             elapsed = time.perf_counter() - start
     finally:

@@ -16,9 +16,9 @@ Times are this process's CPU time (``time.process_time``), so that another
 process taking the core for a while does not count. Printed, from the same run,
 in alternating blocks (medians kept):
 
-- **turns built incrementally**: the code as it is (:class:`engine_service.turns.TurnBuilder`);
+- **turns built incrementally**: the code as it is (:class:`engine_service.turn_builder.TurnBuilder`);
 - **turns built from scratch**: the same loop with every turn packed from the
-  seat's whole observation (:func:`engine_service.turns.turn_message`), as before
+  seat's whole observation (:func:`engine_service.turn_builder.turn_message`), as before
   the builder existed;
 - **turn building alone**, both ways, over every turn of the same matches.
 
@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from config import ArenaSettings  # noqa: E402
-from engine_service import local_match  # noqa: E402
+from engine_service import driver, local_match  # noqa: E402
 from engine_service.gateway import BotConnection, Gateway  # noqa: E402
 from engine_service.rules import Match, Rules  # noqa: E402
-from engine_service.turns import TurnBuilder, game_started, turn_message  # noqa: E402
+from engine_service.turn_builder import TurnBuilder, game_started, turn_message  # noqa: E402
 from store.sessions import SessionEntry  # noqa: E402
 from tablanette.v1 import arena_pb2 as apb  # noqa: E402
 from tablanette.v1 import dispatch_pb2 as dpb  # noqa: E402
@@ -98,12 +98,12 @@ async def play(matches: int, seed: int) -> tuple[float, int]:
 
 def per_move(builder: type, matches: int, seed: int) -> float:
     """µs per move of :func:`play` with ``builder`` building the turns."""
-    real = local_match.TurnBuilder  # type: ignore[attr-defined]
-    local_match.TurnBuilder = builder  # type: ignore[attr-defined,assignment]
+    real = driver.TurnBuilder
+    driver.TurnBuilder = builder  # type: ignore[misc]
     try:
         seconds, moves = asyncio.run(play(matches, seed))
     finally:
-        local_match.TurnBuilder = real  # type: ignore[attr-defined]
+        driver.TurnBuilder = real  # type: ignore[misc]
     return seconds / moves * 1e6
 
 

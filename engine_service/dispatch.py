@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import grpc
 
 from engine_service.local_match import play_match
+from engine_service.time_control import TimeControl
 from tablanette.v1 import dispatch_pb2, dispatch_pb2_grpc
 
 if TYPE_CHECKING:  # match runners import INTERNAL_METADATA without the gateway
@@ -56,7 +57,11 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
         self, request: dispatch_pb2.PlayRequest, context: grpc.aio.ServicerContext
     ) -> dispatch_pb2.PlayResponse:
         await self._check(context)
-        return await self.gateway.request_play(request)
+        try:
+            control = TimeControl.from_pb(request.time_control) if request.HasField("time_control") else None
+        except ValueError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad time control: {exc}")
+        return await self.gateway.request_play(request, control)
 
     async def EndGame(
         self, request: dispatch_pb2.EndGameRequest, context: grpc.aio.ServicerContext

@@ -41,6 +41,7 @@ from engine_service.meters import Meters, Watch
 from engine_service.relayed import RelayedPeers
 from engine_service.round_trips import RoundTrips
 from engine_service.rules import Play, TablanetteError
+from engine_service.time_control import TimeControl
 from store.sessions import SessionEntry, SessionRegistry
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -507,11 +508,10 @@ class Gateway:
 
     # ------------------------------------------------------------ dispatch
 
-    async def request_play(self, req: dpb.PlayRequest) -> dpb.PlayResponse:
-        """Forward one turn to the bot and wait for its legal answer (see module doc): :meth:`ask`."""
-        return await self.ask(
-            req.bot_name, req.game, req.turn, req.grace_ms, req.clock, req.wall_cap_ms, req.latency_credit_ms
-        )
+    async def request_play(self, req: dpb.PlayRequest, control: TimeControl | None = None) -> dpb.PlayResponse:
+        """Forward one turn to the bot and wait for its legal answer (see module doc): :meth:`ask`
+        (``control``: the request's time control, read by the caller)."""
+        return await self.ask(req.bot_name, req.game, req.turn, req.grace_ms, control)
 
     async def ask(
         self,
@@ -519,17 +519,16 @@ class Gateway:
         game: apb.GameStarted,
         turn: apb.Turn,
         grace_ms: int = 0,
-        clock: apb.Clock = apb.CLOCK_WALL,
-        wall_cap_ms: int = 0,
-        latency_credit_ms: int = 0,
+        control: TimeControl | None = None,
     ) -> dpb.PlayResponse:
         """A ``RequestPlay`` in its parts, as a match played on this replica asks each turn (no
         request message to build and copy a move). ``game`` is sent only before the bot's first turn
-        of the game; ``grace_ms`` 0 is this replica's grace period.
+        of the game; ``grace_ms`` 0 is this replica's grace period; ``control`` the league's time
+        control (None: the turn's time on the wall clock, no credit).
 
-        On the CPU clock (``clock``), a bot its host meters has ``time_left_ms``
-        of CPU time within ``wall_cap_ms`` of wall-clock time (:mod:`engine_service.meters`).
-        On the wall clock, with ``latency_credit_ms`` (the league's cap), the answer may arrive
+        On the CPU clock, a bot its host meters has ``time_left_ms`` of CPU time within the
+        control's wall cap of wall-clock time (:mod:`engine_service.meters`).
+        On the wall clock, with a latency credit (the league's cap), the answer may arrive
         that much later at most: the bot's measured round trip (:mod:`engine_service.round_trips`).
         The response's ``used_ms`` is what the turn cost the bot's clock.
         """
@@ -541,6 +540,8 @@ class Gateway:
         pending = PendingTurn(turn)
         self.pending[(bot, game_id)] = pending
         watch: Watch | None = None
+        cpu, wall_cap_ms = (control.cpu, control.turn_wall_cap_ms) if control is not None else (False, 0)
+        latency_credit_ms = control.latency_credit_ms if control is not None else 0
         try:
             conn = await self._wait_for(bot, grace, pending)
             while conn is not None:
@@ -549,7 +550,7 @@ class Gateway:
                 if game_id not in conn.announced:
                     conn.send(apb.ServerMessage(game_started=game))
                     conn.announced.add(game_id)
-                if clock == apb.CLOCK_CPU:
+                if cpu:
                     watch = self.meters.watch(bot, move_time)
                 credit = conn.round_trips.credit_ms(latency_credit_ms) if latency_credit_ms and watch is None else 0
                 wait = max(wall_cap_ms / 1000, move_time) if watch is not None else move_time + credit / 1000

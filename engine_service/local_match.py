@@ -2,35 +2,37 @@
 
 When the session registry puts every bot of a match on one replica, the match
 runner asks that replica to play it (``Dispatch.PlayMatch``) instead of calling
-``RequestPlay`` for every move. The replica runs the same loop the runner would:
-the turn built with :class:`engine_service.turns.TurnBuilder`, asked with the
-gateway's own :meth:`~engine_service.gateway.Gateway.ask` (``RequestPlay`` in its parts), applied with
-:func:`engine_service.turns.apply_response` (which also keeps the seats' time banks), and sends one event per turn,
-in batches: whatever happened within :data:`BATCH_WINDOW_S` of a first event goes
-in one message (a write per move would cost as much as the move).
-The runner applies each event to its own copy of the match, so it stays the
-authority on the result.
+``RequestPlay`` for every move. The replica plays it with the one
+:class:`~engine_service.driver.MatchDriver`, whose transport here is the
+gateway's own :meth:`~engine_service.gateway.Gateway.ask` (``RequestPlay`` in its
+parts), and sends each answer as an event, in batches: whatever happened within
+:data:`BATCH_WINDOW_S` of a first event goes in one message (a write per move
+would cost as much as the move). The runner only keeps the answers (it holds no
+copy of the match); a match played to its end here ends with a
+:class:`MatchEnd` event (the record, each seat's conduct, the move times), whose
+record the runner checks once, and is announced here too (each bot's GameOver).
 
-A match played to its end here is announced here too (each bot's GameOver),
-so the runner has nothing left to send. Anything this replica cannot settle
-alone is handed back: a bot that is not (or
+Anything this replica cannot settle alone is handed back: a bot that is not (or
 no longer) connected here, or a turn during which the replica could not reach
 its store. The last event is then a handoff naming the turn, and the runner
-asks that turn itself, with the grace period, the search for the bot on other
-replicas, and the arena-fault rules it applies to every turn. If this replica
-dies mid-match, the runner's stream breaks and it goes on the same way from the
-last event it received: at most a batch of turns is asked again.
+resumes the match from the answers so far with a driver of its own, asking each
+turn with the grace period, the search for the bot on other replicas, and the
+arena-fault rules. If this replica dies mid-match, the runner's stream breaks and
+it resumes the same way from the last event it received: at most a batch of
+turns is asked again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
+from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from engine_service import convert
-from engine_service.rules import Match
-from engine_service.turns import MatchClock, Outcome, SeatConduct, TurnBuilder, apply_response
+from engine_service.driver import Handoff, MatchDriver, Outcome
+from engine_service.time_control import TimeControl
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 HANDOFF_GRACE_MS = 1
 """Grace a turn asked here gets: a bot that drops is handed back at once (the runner gives it the whole grace)."""
 BATCH_WINDOW_S = 0.02
-"""How long the turns after a first event may join its batch: the runner's copy lags by about this much."""
+"""How long the turns after a first event may join its batch: the runner learns of them about this much later."""
 
 
 async def play_match(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvents]:
@@ -50,15 +52,7 @@ async def play_match(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterat
     turn; a bad request (a ValueError) is raised once the events before it are out.
     """
     queue: asyncio.Queue[dpb.MatchEvent | None] = asyncio.Queue()
-
-    async def produce() -> None:
-        try:
-            async for event in _events(gateway, req):
-                queue.put_nowait(event)
-        finally:
-            queue.put_nowait(None)
-
-    producer = asyncio.create_task(produce())
+    producer = asyncio.create_task(_play(gateway, req, queue))
     try:
         over = False
         while not over and (first := await queue.get()) is not None:
@@ -76,41 +70,69 @@ async def play_match(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterat
         producer.cancel()
 
 
-async def _events(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvent]:
-    rules = convert.rules_from_pb(req.game.rules)
-    match = Match(rules, req.seed)
-    bots = list(req.bots)
-    if len(bots) != rules.players:
-        raise ValueError(f"{len(bots)} bots for {rules.players} seats")
-    games = []
-    for seat in range(rules.players):
-        game = apb.GameStarted()
-        game.CopyFrom(req.game)
-        game.seat = seat
-        games.append(game)
-    conduct = [SeatConduct() for _ in bots]
-    turns = TurnBuilder(match, req.game.game_id)
-    clock = MatchClock(rules.move_time_ms, req.time_bank_ms, rules.players)
-    turn_id = 0
-    while not match.is_over:
-        seat = match.turn
-        turn_id += 1
-        bot = bots[seat]
-        if gateway.local_session(bot) is None:
-            yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=f"bot {bot!r} is not connected here")
+class LocalTransport:
+    """The driver's transport on the replica holding every bot: this gateway, handing back what it cannot settle."""
+
+    def __init__(self, gateway: Gateway, bots: list[str], game: apb.GameStarted, control: TimeControl) -> None:
+        self.gateway, self.bots, self.control = gateway, bots, control
+        self.games = []
+        for seat in range(len(bots)):
+            seated = apb.GameStarted()
+            seated.CopyFrom(game)
+            seated.seat = seat
+            self.games.append(seated)
+
+    async def ask(self, seat: int, turn: apb.Turn) -> dpb.PlayResponse:
+        bot = self.bots[seat]
+        if self.gateway.local_session(bot) is None:
+            raise Handoff(f"bot {bot!r} is not connected here")
+        resp = await self.gateway.ask(bot, self.games[seat], turn, HANDOFF_GRACE_MS, self.control)
+        if resp.arena_fault:
+            raise Handoff("could not reach its store")
+        if resp.outcome == Outcome.DISCONNECTED:
+            raise Handoff(f"bot {bot!r} disconnected")
+        return resp
+
+
+async def _play(gateway: Gateway, req: dpb.PlayMatchRequest, queue: asyncio.Queue[dpb.MatchEvent | None]) -> None:
+    try:
+        rules = convert.rules_from_pb(req.game.rules)
+        bots = list(req.bots)
+        if len(bots) != rules.players:
+            raise ValueError(f"{len(bots)} bots for {rules.players} seats")
+        has_control = req.HasField("time_control")
+        control = TimeControl.from_pb(req.time_control) if has_control else TimeControl.of_rules(rules)
+        driver = MatchDriver(rules, req.seed, req.game.game_id, control)
+
+        def answered(turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
+            queue.put_nowait(dpb.MatchEvent(turn_id=turn_id, seat=seat, response=resp))
+
+        try:
+            await driver.play(LocalTransport(gateway, bots, req.game, control), answered)
+        except Handoff as handoff:
+            event = dpb.MatchEvent(turn_id=driver.turn_id + 1, seat=driver.match.turn, handoff=True)
+            event.reason = str(handoff)
+            queue.put_nowait(event)
             return
-        turn = clock.set_turn(turns.turn(turn_id), seat)
-        resp = await gateway.ask(
-            bot, games[seat], turn, HANDOFF_GRACE_MS, req.clock, req.wall_cap_ms, req.latency_credit_ms
-        )
-        if resp.outcome == Outcome.DISCONNECTED or resp.arena_fault:
-            why = "could not reach its store" if resp.arena_fault else f"bot {bot!r} disconnected"
-            yield dpb.MatchEvent(turn_id=turn_id, seat=seat, handoff=True, reason=why)
-            return
-        apply_response(match, seat, resp, conduct[seat], clock)
-        yield dpb.MatchEvent(turn_id=turn_id, seat=seat, response=resp)
+        queue.put_nowait(dpb.MatchEvent(turn_id=driver.turn_id + 1, end=_end(driver, list(req.game.players))))
+        await _announce(gateway, driver, bots)
+    finally:
+        queue.put_nowait(None)
+
+
+def _end(driver: MatchDriver, players: list[str]) -> dpb.MatchEnd:
+    return dpb.MatchEnd(
+        record=json.dumps(driver.record(players)),
+        conduct=[dpb.Conduct(**asdict(c)) for c in driver.conduct],
+        times_ms=driver.times,
+    )
+
+
+async def _announce(gateway: Gateway, driver: MatchDriver, bots: list[str]) -> None:
+    """Played to the end here: tell the bots now."""
+    match, game_id = driver.match, driver.game_id
     assert match.result is not None
-    result = convert.result_to_pb(match.result, match.totals)  # played to the end here: tell the bots now
+    result = convert.result_to_pb(match.result, match.totals)
     for seat, bot in enumerate(bots):
-        over = apb.GameOver(game_id=req.game.game_id, result=result, record_id=req.game.game_id, seat=seat)
+        over = apb.GameOver(game_id=game_id, result=result, record_id=game_id, seat=seat)
         await gateway.end_game(dpb.EndGameRequest(bot_name=bot, game_over=over))

@@ -122,7 +122,7 @@ class League:
     measured round trip (0: no credit); see :mod:`engine_service.round_trips`."""
     time_bank_ms: int = 0
     """Each bot's reserve for a match on top of the move time, as on a chess clock (0: none);
-    see :class:`engine_service.turns.MatchClock`."""
+    see :class:`engine_service.time_control.MatchClock`."""
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any
 import redis
 
 from engine_service.rules import GameRecord
-from engine_service.turns import wall_cap_ms
+from engine_service.time_control import TimeControl
 from scheduler.ladder import fitted, los_matrix
 from scheduler.ladder import ladder as fitted_ladder
 from store import printable
@@ -79,7 +79,7 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
         "bots": league.bots,
         "confidence": league.confidence,
         "clock": league.clock,
-        "wall_cap_ms": wall_cap_ms(league.rules.move_time_ms, league.wall_cap_ms) if league.clock == "cpu" else None,
+        "wall_cap_ms": TimeControl.of_league(league).turn_wall_cap_ms or None,
         "latency_credit_ms": league.latency_credit_ms,
         "time_bank_ms": league.time_bank_ms,
         "planner": reads.leagues.note(league_id),

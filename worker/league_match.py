@@ -39,6 +39,7 @@ import grpc
 from redis.asyncio import Redis as AsyncRedis
 
 from config import ArenaSettings
+from engine_service.time_control import TimeControl
 from store.audit import AuditLog
 from store.client import connect, connect_async
 from store.codec import text
@@ -221,13 +222,11 @@ async def _run(
         settings.prefix,
         grace_ms=settings.grace_ms,
         tls_ca=tls_ca,
-        clock=league.clock,
-        wall_cap_ms=league.wall_cap_ms,
-        latency_credit_ms=league.latency_credit_ms,
-        time_bank_ms=league.time_bank_ms,
     )
     loop = asyncio.get_running_loop()
-    play = asyncio.ensure_future(runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}"))
+    play = asyncio.ensure_future(
+        runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}", TimeControl.of_league(league))
+    )
 
     def stop_playing() -> None:  # called from the lease's thread
         loop.call_soon_threadsafe(play.cancel)

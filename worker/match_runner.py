@@ -1,24 +1,26 @@
 """Play one match between connected bots through the engine service.
 
-The runner holds the match, with the pure rules engine, and is the authority on
-its result. When the session registry (Redis) puts every bot of the match on one
-replica, that replica plays it (``Dispatch.PlayMatch``, see
-:mod:`engine_service.local_match`): one hop per move instead of two, while the
-runner applies each turn's event to its own copy. Otherwise, and from any turn
-the replica hands back (a bot that left it, a replica that died), the runner
-plays turn by turn: it finds the replica holding the bot, asks it for a play
-through ``Dispatch.RequestPlay``, re-checks the answer with the engine and
-applies it. Both ways apply a turn alike (:mod:`engine_service.turns`): a timeout
-follows ``timeout_action`` (trail the lowest card, or forfeit); a bot still gone
-after the grace period forfeits, unless the arena was at fault (see
-:meth:`MatchRunner._ask`). The result is the game record plus per-seat conduct
-counts (timeouts, illegal answers).
+A match is played by one :class:`~engine_service.driver.MatchDriver` at a time,
+and the runner is the authority on its result. When the session registry
+(Redis) puts every bot of the match on one replica, that replica's driver plays
+it (``Dispatch.PlayMatch``, see :mod:`engine_service.local_match`): one hop per
+move instead of two. The runner holds no copy of the match then: it keeps the
+answers as they come (given the seed, they are the match) and checks the record
+the replica sends at the end once (``verify_record``). From any turn the replica
+hands back (a bot that left it, a replica that died), the runner resumes the
+match from those answers with a driver of its own, whose transport
+(:class:`RemoteTransport`) finds the replica holding the bot and asks it for a
+play through ``Dispatch.RequestPlay``: a timeout follows ``timeout_action``
+(trail the lowest card, or forfeit); a bot still gone after the grace period
+forfeits, unless the arena was at fault (see :meth:`MatchRunner.ask`). The
+result is the game record plus per-seat conduct counts (timeouts, illegal answers).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -30,17 +32,10 @@ from redis.asyncio import Redis
 
 from engine_service import convert
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
-from engine_service.rules import GameRecord, Match, Rules, match_record
-from engine_service.turns import (
-    MatchClock,
-    Outcome,
-    SeatConduct,
-    TurnBuilder,
-    apply_response,
-    clock_of,
-    game_started,
-    wall_cap_ms,
-)
+from engine_service.driver import MatchDriver, Outcome, SeatConduct
+from engine_service.rules import GameRecord, Match, RecordError, Rules, verify_record
+from engine_service.time_control import TimeControl
+from engine_service.turn_builder import game_started
 from store.client import connect_async
 from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb
@@ -89,24 +84,10 @@ class MatchRunner:
         grace_ms: int = 10_000,
         tls_ca: bytes | None = None,
         replica_matches: bool = True,
-        clock: str = "wall",
-        wall_cap_ms: int = 0,
-        latency_credit_ms: int = 0,
-        time_bank_ms: int = 0,
     ) -> None:
-        """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn);
-        ``clock`` and ``wall_cap_ms``: the league's clock (see :func:`engine_service.turns.clock_of`);
-        ``latency_credit_ms``: the most a turn's answer may be waited for beyond the move time, for the
-        bot's measured round trip (:mod:`engine_service.round_trips`; 0: none); ``time_bank_ms``: each
-        seat's reserve for a match on top of the move time (:class:`engine_service.turns.MatchClock`)."""
+        """``replica_matches``: let a replica holding every bot of a match play it (False: turn by turn)."""
         self.redis = redis
-        self.clock = clock_of(clock)
-        self.wall_cap_ms = wall_cap_ms
-        self.latency_credit_ms = latency_credit_ms
-        self.time_bank_ms = time_bank_ms
         self.replica_matches = replica_matches
-        self._times: dict[int, list[int]] = {}
-        """Move times of the matches being played, by ``id`` of their :class:`Match`."""
         self.registry = SessionRegistry(redis, prefix, ttl_ms=15_000)
         self.prefix = prefix
         self.grace_ms = grace_ms
@@ -147,94 +128,106 @@ class MatchRunner:
             self._replicas[bot] = entry.replica
         return out
 
-    async def play(self, rules: Rules, seed: str, bots: Sequence[str], game_id: str) -> MatchOutcome:
-        """Play one match; ``bots[s]`` is the bot name at seat ``s``."""
+    async def play(
+        self, rules: Rules, seed: str, bots: Sequence[str], game_id: str, control: TimeControl | None = None
+    ) -> MatchOutcome:
+        """Play one match; ``bots[s]`` is the bot name at seat ``s``; ``control``: the league's time
+        control (:class:`engine_service.time_control.TimeControl`; None: the rules' move time on the wall clock)."""
         if len(bots) != rules.players:
             raise ValueError(f"{len(bots)} bots for {rules.players} seats")
+        control = control.check(rules) if control is not None else TimeControl.of_rules(rules)
         labels = await self.labels(bots)
         started = time.monotonic()
-        match = Match(rules, seed)
-        times = self._times[id(match)] = []
-        try:
-            conduct = [SeatConduct() for _ in bots]
-            clock = MatchClock(rules.move_time_ms, self.time_bank_ms, rules.players)
-            game = game_started(rules, labels, game_id)
-            turn_id, fault, on_replica = 0, None, 0
-            if self.replica_matches:
-                turn_id, fault = await self._play_on_replica(game, seed, match, bots, conduct, clock)
-                on_replica = turn_id
-            turns = TurnBuilder(match, game_id)
-            while not match.is_over:
-                seat = match.turn
-                turn_id += 1
-                game.seat = seat
-                resp = await self._ask(bots[seat], game, clock.set_turn(turns.turn(turn_id), seat), fault)
-                fault = None
-                self._apply(match, seat, resp, conduct[seat], clock)
-        finally:
-            self._times.pop(id(match), None)
-        record = match_record(match, labels, game_id)
-        if turn_id > on_replica:  # the replica announces a match it played to the end
-            await self._announce_end(match, bots, game_id)
-        moves = sum(len(d.plays) for d in match.deals)
+        game = game_started(rules, labels, game_id)
+        answers: list[tuple[int, dpb.PlayResponse]] = []
+        end, fault = None, None
+        if self.replica_matches:
+            end, fault = await self._play_on_replica(game, seed, bots, control, answers)
+        on_replica = len(answers)
+        if end is not None:
+            record, conduct, times = self._finished(end, seed, labels, game_id)
+        else:
+            driver = MatchDriver(rules, seed, game_id, control, answers)
+            await driver.play(RemoteTransport(self, bots, game, control, fault), self._answered)
+            record, conduct, times = driver.record(labels), driver.conduct, driver.times
+            if driver.turn_id > on_replica:  # the replica announces a match it played to the end
+                await self._announce_end(driver.match, bots, game_id)
+        moves = sum(len(d["plays"]) for d in record["deals"])
         extra = {"turns_on_replica": on_replica}
         return MatchOutcome(record, conduct, time.monotonic() - started, moves, extra, times)
+
+    def _answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
+        """Told of each turn's answer, from the replica playing the match or from this runner's driver."""
+
+    @staticmethod
+    def _finished(
+        end: dpb.MatchEnd, seed: str, labels: Sequence[str], game_id: str
+    ) -> tuple[GameRecord, list[SeatConduct], list[int]]:
+        """The outcome a replica sent for the match it played to the end, its record checked once.
+
+        The replica runs this arena's own engine, so a record that does not re-verify is the arena's
+        bug: :class:`~engine_service.rules.RecordError`, never anything scored.
+        """
+        record: GameRecord = json.loads(end.record)
+        if (record.get("id"), record.get("seed"), record.get("players")) != (game_id, seed, list(labels)):
+            raise RecordError(f"record {game_id}: the replica sent the record of another match")
+        verify_record(record)
+        conduct = [SeatConduct(c.moves, c.timeouts, c.illegal, c.auto, c.forfeit) for c in end.conduct]
+        if len(conduct) != len(labels):
+            raise RecordError(f"record {game_id}: conduct of {len(conduct)} seats for {len(labels)}")
+        return record, conduct, list(end.times_ms)
 
     async def _play_on_replica(
         self,
         game: apb.GameStarted,
         seed: str,
-        match: Match,
         bots: Sequence[str],
-        conduct: list[SeatConduct],
-        clock: MatchClock,
-    ) -> tuple[int, str | None]:
-        """Let the replica holding every bot play the match, applying its events here.
+        control: TimeControl,
+        answers: list[tuple[int, dpb.PlayResponse]],
+    ) -> tuple[dpb.MatchEnd | None, str | None]:
+        """Let the replica holding every bot play the match, keeping its answers in ``answers``.
 
-        Returns the last turn applied and, if the replica failed mid-match, why
-        (the arena's fault: the next turn asked must not cost its bot anything).
-        Nothing is played there when the bots are on different replicas.
+        Returns the match's end if the replica played it to the end; else, if the
+        replica failed mid-match, why (the arena's fault: the next turn asked must
+        not cost its bot anything). Nothing is played there when the bots are on
+        different replicas.
         """
         replicas = {self._replicas.get(bot) for bot in bots}
         replica = replicas.pop() if len(replicas) == 1 else None
         if replica is None:
-            return 0, None
-        request = dpb.PlayMatchRequest(
-            game=game,
-            seed=seed,
-            bots=list(bots),
-            clock=self.clock,
-            wall_cap_ms=self._wall_cap(match.rules.move_time_ms),
-            latency_credit_ms=self.latency_credit_ms,
-            time_bank_ms=self.time_bank_ms,
-        )
+            return None, None
+        request = dpb.PlayMatchRequest(game=game, seed=seed, bots=list(bots), time_control=control.to_pb())
         call = self._stub(replica).PlayMatch(request, metadata=await self._metadata())
-        applied = 0
+        gid, end = game.game_id, None
         try:
             async for batch in call:
                 for event in batch.events:
-                    gid, turn = game.game_id, event.turn_id
-                    if event.handoff:
-                        log.info("game %s: turn %d handed back by %s: %s", gid, turn, replica, event.reason)
-                        return applied, None
-                    if turn != applied + 1 or event.seat != match.turn:  # never: the same engine on both sides
-                        log.warning("game %s: replica %s sent turn %d out of order", gid, replica, turn)
-                        return applied, None
-                    self._apply(match, event.seat, event.response, conduct[event.seat], clock)
-                    applied = event.turn_id
+                    if event.turn_id != len(answers) + 1:  # never: the same engine on both sides
+                        log.warning("game %s: replica %s sent turn %d out of order", gid, replica, event.turn_id)
+                        return None, None
+                    if event.HasField("end"):
+                        end = event.end
+                    elif event.handoff:
+                        log.info("game %s: turn %d handed back by %s: %s", gid, event.turn_id, replica, event.reason)
+                        return None, None
+                    else:
+                        answers.append((event.seat, event.response))
+                        self._answered(event.turn_id, event.seat, event.response)
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:  # a replica of an older version: turn by turn
-                return applied, None
+                return None, None
             if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                 raise
             why = f"replica {replica} playing the match: {exc.code().name}: {exc.details()}"
-            log.warning("game %s: %s after %d turns; playing on turn by turn", game.game_id, why, applied)
-            return applied, why
+            log.warning("game %s: %s after %d turns; playing on turn by turn", gid, why, len(answers))
+            return None, why
         finally:
             call.cancel()
-        return applied, None
+        return end, None
 
-    async def _ask(self, bot: str, game: apb.GameStarted, turn: apb.Turn, fault: str | None = None) -> dpb.PlayResponse:
+    async def ask(
+        self, bot: str, game: apb.GameStarted, turn: apb.Turn, control: dpb.TimeControl, fault: str | None = None
+    ) -> dpb.PlayResponse:
         """Ask whichever replica holds ``bot``; follow it if it moves; give up after the grace period.
 
         The grace period is the bot's: time the arena itself loses (a replica
@@ -271,13 +264,7 @@ class MatchRunner:
             if replica is not None:
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
                 req = dpb.PlayRequest(
-                    bot_name=bot,
-                    game=game,
-                    turn=turn,
-                    grace_ms=max(remaining_ms, 1),
-                    clock=self.clock,
-                    wall_cap_ms=self._wall_cap(turn.time_left_ms - turn.time_bank_ms),
-                    latency_credit_ms=self.latency_credit_ms,
+                    bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1), time_control=control
                 )
                 try:
                     resp: dpb.PlayResponse = await self._stub(replica).RequestPlay(req, metadata=metadata)
@@ -298,19 +285,6 @@ class MatchRunner:
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
 
-    def _wall_cap(self, move_time_ms: int) -> int:
-        return wall_cap_ms(move_time_ms, self.wall_cap_ms) if self.clock == apb.CLOCK_CPU else 0
-
-    def _apply(
-        self, match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct, clock: MatchClock | None = None
-    ) -> None:
-        """Apply one turn's answer, from a replica's event or from RequestPlay (noting its move time)."""
-        deal, before = match.deal, len(match.deal.plays)
-        apply_response(match, seat, resp, conduct, clock)
-        times = self._times.get(id(match))
-        if times is not None and (match.deal is not deal or len(deal.plays) > before):
-            times.append(max(int(resp.used_ms), 0))
-
     async def _announce_end(self, match: Match, bots: Sequence[str], game_id: str) -> None:
         assert match.result is not None
         result = convert.result_to_pb(match.result, match.totals)
@@ -324,6 +298,22 @@ class MatchRunner:
                 await self._stub(entry.replica).EndGame(
                     dpb.EndGameRequest(bot_name=bot, game_over=over), metadata=metadata, timeout=5
                 )
+
+
+class RemoteTransport:
+    """The driver's transport from the runner: each turn asked of whichever replica holds the seat's bot."""
+
+    def __init__(
+        self, runner: MatchRunner, bots: Sequence[str], game: apb.GameStarted, control: TimeControl, fault: str | None
+    ) -> None:
+        self.runner, self.bots, self.game, self.control = runner, bots, game, control.to_pb()
+        self.fault = fault
+        """The arena already failed the first turn asked (a replica playing the match died): it starts excused."""
+
+    async def ask(self, seat: int, turn: apb.Turn) -> dpb.PlayResponse:
+        self.game.seat = seat
+        fault, self.fault = self.fault, None
+        return await self.runner.ask(self.bots[seat], self.game, turn, self.control, fault)
 
 
 async def run_match(

@@ -36,7 +36,7 @@ from prometheus_client import REGISTRY, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from engine_service.turns import SeatConduct
+from engine_service.driver import SeatConduct
 from store.client import connect
 from telemetry import REDIS_ERRORS
 

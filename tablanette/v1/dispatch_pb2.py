@@ -26,7 +26,7 @@ from tablanette.v1 import arena_pb2 as tablanette_dot_v1_dot_arena__pb2
 from tablanette.v1 import game_pb2 as tablanette_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctablanette/v1/dispatch.proto\x12\rtablanette.v1\x1a\x19tablanette/v1/arena.proto\x1a\x18tablanette/v1/game.proto\"b\n\x0eRelayedRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\x05\x12\x12\n\nconnection\x18\x04 \x01(\t\x12\x0e\n\x06\x63losed\x18\x05 \x01(\x08\"1\n\x0fRelayedResponse\x12\r\n\x05known\x18\x01 \x01(\x08\x12\x0f\n\x07keep_ms\x18\x02 \x01(\x05\"m\n\x0bMeterReport\x12\r\n\x05\x63laim\x18\x01 \x03(\t\x12\x0f\n\x07release\x18\x02 \x03(\t\x12\x0e\n\x06\x61sk_id\x18\x03 \x01(\x03\x12\x0f\n\x07used_us\x18\x04 \x01(\x03\x12\x0c\n\x04over\x18\x05 \x01(\x08\x12\x0f\n\x07unknown\x18\x06 \x01(\x08\"M\n\x08MeterAsk\x12\x0e\n\x06\x61sk_id\x18\x01 \x01(\x03\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x11\n\tbudget_us\x18\x03 \x01(\x03\x12\x0c\n\x04stop\x18\x04 \x01(\x08\"\xc3\x01\n\x10PlayMatchRequest\x12(\n\x04game\x18\x01 \x01(\x0b\x32\x1a.tablanette.v1.GameStarted\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12#\n\x05\x63lock\x18\x04 \x01(\x0e\x32\x14.tablanette.v1.Clock\x12\x13\n\x0bwall_cap_ms\x18\x05 \x01(\x05\x12\x19\n\x11latency_credit_ms\x18\x06 \x01(\x05\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\x05\"8\n\x0bMatchEvents\x12)\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x19.tablanette.v1.MatchEvent\"{\n\nMatchEvent\x12\x0f\n\x07turn_id\x18\x01 \x01(\x03\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12-\n\x08response\x18\x03 \x01(\x0b\x32\x1b.tablanette.v1.PlayResponse\x12\x0f\n\x07handoff\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x05 \x01(\t\"\xd3\x01\n\x0bPlayRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12(\n\x04game\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.GameStarted\x12!\n\x04turn\x18\x03 \x01(\x0b\x32\x13.tablanette.v1.Turn\x12\x10\n\x08grace_ms\x18\x04 \x01(\x05\x12#\n\x05\x63lock\x18\x05 \x01(\x0e\x32\x14.tablanette.v1.Clock\x12\x13\n\x0bwall_cap_ms\x18\x06 \x01(\x05\x12\x19\n\x11latency_credit_ms\x18\x07 \x01(\x05\"\xba\x02\n\x0cPlayResponse\x12\x34\n\x07outcome\x18\x01 \x01(\x0e\x32#.tablanette.v1.PlayResponse.Outcome\x12!\n\x04play\x18\x02 \x01(\x0b\x32\x13.tablanette.v1.Play\x12\x10\n\x08rejected\x18\x03 \x01(\x05\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x05\x12\x13\n\x0b\x61rena_fault\x18\x05 \x01(\x08\x12\x13\n\x0b\x63pu_metered\x18\x06 \x01(\x08\x12\x0e\n\x06\x63pu_us\x18\x07 \x01(\x03\x12\x0f\n\x07used_ms\x18\x08 \x01(\x05\x12\x11\n\tcredit_ms\x18\t \x01(\x05\"M\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\n\n\x06PLAYED\x10\x01\x12\x0b\n\x07TIMEOUT\x10\x02\x12\x10\n\x0c\x44ISCONNECTED\x10\x03\"N\n\x0e\x45ndGameRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12*\n\tgame_over\x18\x02 \x01(\x0b\x32\x17.tablanette.v1.GameOver\"$\n\x0f\x45ndGameResponse\x12\x11\n\tdelivered\x18\x01 \x01(\x08\":\n\x12SessionLiveRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"#\n\x13SessionLiveResponse\x12\x0c\n\x04live\x18\x01 \x01(\x08\x32\xca\x03\n\x08\x44ispatch\x12\x46\n\x0bRequestPlay\x12\x1a.tablanette.v1.PlayRequest\x1a\x1b.tablanette.v1.PlayResponse\x12H\n\x07\x45ndGame\x12\x1d.tablanette.v1.EndGameRequest\x1a\x1e.tablanette.v1.EndGameResponse\x12T\n\x0bSessionLive\x12!.tablanette.v1.SessionLiveRequest\x1a\".tablanette.v1.SessionLiveResponse\x12J\n\tPlayMatch\x12\x1f.tablanette.v1.PlayMatchRequest\x1a\x1a.tablanette.v1.MatchEvents0\x01\x12@\n\x05Meter\x12\x1a.tablanette.v1.MeterReport\x1a\x17.tablanette.v1.MeterAsk(\x01\x30\x01\x12H\n\x07Relayed\x12\x1d.tablanette.v1.RelayedRequest\x1a\x1e.tablanette.v1.RelayedResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ctablanette/v1/dispatch.proto\x12\rtablanette.v1\x1a\x19tablanette/v1/arena.proto\x1a\x18tablanette/v1/game.proto\"b\n\x0eRelayedRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x0c\n\x04host\x18\x02 \x01(\t\x12\x0c\n\x04port\x18\x03 \x01(\x05\x12\x12\n\nconnection\x18\x04 \x01(\t\x12\x0e\n\x06\x63losed\x18\x05 \x01(\x08\"1\n\x0fRelayedResponse\x12\r\n\x05known\x18\x01 \x01(\x08\x12\x0f\n\x07keep_ms\x18\x02 \x01(\x05\"m\n\x0bMeterReport\x12\r\n\x05\x63laim\x18\x01 \x03(\t\x12\x0f\n\x07release\x18\x02 \x03(\t\x12\x0e\n\x06\x61sk_id\x18\x03 \x01(\x03\x12\x0f\n\x07used_us\x18\x04 \x01(\x03\x12\x0c\n\x04over\x18\x05 \x01(\x08\x12\x0f\n\x07unknown\x18\x06 \x01(\x08\"M\n\x08MeterAsk\x12\x0e\n\x06\x61sk_id\x18\x01 \x01(\x03\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x11\n\tbudget_us\x18\x03 \x01(\x03\x12\x0c\n\x04stop\x18\x04 \x01(\x08\"\xa2\x01\n\x10PlayMatchRequest\x12(\n\x04game\x18\x01 \x01(\x0b\x32\x1a.tablanette.v1.GameStarted\x12\x0c\n\x04seed\x18\x02 \x01(\t\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12\x30\n\x0ctime_control\x18\x08 \x01(\x0b\x32\x1a.tablanette.v1.TimeControlJ\x04\x08\x04\x10\x05J\x04\x08\x05\x10\x06J\x04\x08\x06\x10\x07J\x04\x08\x07\x10\x08\"\x8e\x01\n\x0bTimeControl\x12#\n\x05\x63lock\x18\x01 \x01(\x0e\x32\x14.tablanette.v1.Clock\x12\x14\n\x0cmove_time_ms\x18\x02 \x01(\x05\x12\x13\n\x0bwall_cap_ms\x18\x03 \x01(\x05\x12\x19\n\x11latency_credit_ms\x18\x04 \x01(\x05\x12\x14\n\x0ctime_bank_ms\x18\x05 \x01(\x05\"8\n\x0bMatchEvents\x12)\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x19.tablanette.v1.MatchEvent\"\xa1\x01\n\nMatchEvent\x12\x0f\n\x07turn_id\x18\x01 \x01(\x03\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12-\n\x08response\x18\x03 \x01(\x0b\x32\x1b.tablanette.v1.PlayResponse\x12\x0f\n\x07handoff\x18\x04 \x01(\x08\x12\x0e\n\x06reason\x18\x05 \x01(\t\x12$\n\x03\x65nd\x18\x06 \x01(\x0b\x32\x17.tablanette.v1.MatchEnd\"U\n\x08MatchEnd\x12\x0e\n\x06record\x18\x01 \x01(\t\x12\'\n\x07\x63onduct\x18\x02 \x03(\x0b\x32\x16.tablanette.v1.Conduct\x12\x10\n\x08times_ms\x18\x03 \x03(\x05\"Z\n\x07\x43onduct\x12\r\n\x05moves\x18\x01 \x01(\x05\x12\x10\n\x08timeouts\x18\x02 \x01(\x05\x12\x0f\n\x07illegal\x18\x03 \x01(\x05\x12\x0c\n\x04\x61uto\x18\x04 \x01(\x05\x12\x0f\n\x07\x66orfeit\x18\x05 \x01(\x08\"\xc2\x01\n\x0bPlayRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12(\n\x04game\x18\x02 \x01(\x0b\x32\x1a.tablanette.v1.GameStarted\x12!\n\x04turn\x18\x03 \x01(\x0b\x32\x13.tablanette.v1.Turn\x12\x10\n\x08grace_ms\x18\x04 \x01(\x05\x12\x30\n\x0ctime_control\x18\x08 \x01(\x0b\x32\x1a.tablanette.v1.TimeControlJ\x04\x08\x05\x10\x06J\x04\x08\x06\x10\x07J\x04\x08\x07\x10\x08\"\xba\x02\n\x0cPlayResponse\x12\x34\n\x07outcome\x18\x01 \x01(\x0e\x32#.tablanette.v1.PlayResponse.Outcome\x12!\n\x04play\x18\x02 \x01(\x0b\x32\x13.tablanette.v1.Play\x12\x10\n\x08rejected\x18\x03 \x01(\x05\x12\x12\n\nelapsed_ms\x18\x04 \x01(\x05\x12\x13\n\x0b\x61rena_fault\x18\x05 \x01(\x08\x12\x13\n\x0b\x63pu_metered\x18\x06 \x01(\x08\x12\x0e\n\x06\x63pu_us\x18\x07 \x01(\x03\x12\x0f\n\x07used_ms\x18\x08 \x01(\x05\x12\x11\n\tcredit_ms\x18\t \x01(\x05\"M\n\x07Outcome\x12\x17\n\x13OUTCOME_UNSPECIFIED\x10\x00\x12\n\n\x06PLAYED\x10\x01\x12\x0b\n\x07TIMEOUT\x10\x02\x12\x10\n\x0c\x44ISCONNECTED\x10\x03\"N\n\x0e\x45ndGameRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12*\n\tgame_over\x18\x02 \x01(\x0b\x32\x17.tablanette.v1.GameOver\"$\n\x0f\x45ndGameResponse\x12\x11\n\tdelivered\x18\x01 \x01(\x08\":\n\x12SessionLiveRequest\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x12\n\nsession_id\x18\x02 \x01(\t\"#\n\x13SessionLiveResponse\x12\x0c\n\x04live\x18\x01 \x01(\x08\x32\xca\x03\n\x08\x44ispatch\x12\x46\n\x0bRequestPlay\x12\x1a.tablanette.v1.PlayRequest\x1a\x1b.tablanette.v1.PlayResponse\x12H\n\x07\x45ndGame\x12\x1d.tablanette.v1.EndGameRequest\x1a\x1e.tablanette.v1.EndGameResponse\x12T\n\x0bSessionLive\x12!.tablanette.v1.SessionLiveRequest\x1a\".tablanette.v1.SessionLiveResponse\x12J\n\tPlayMatch\x12\x1f.tablanette.v1.PlayMatchRequest\x1a\x1a.tablanette.v1.MatchEvents0\x01\x12@\n\x05Meter\x12\x1a.tablanette.v1.MeterReport\x1a\x17.tablanette.v1.MeterAsk(\x01\x30\x01\x12H\n\x07Relayed\x12\x1d.tablanette.v1.RelayedRequest\x1a\x1e.tablanette.v1.RelayedResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,25 +42,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_METERASK']._serialized_start=362
   _globals['_METERASK']._serialized_end=439
   _globals['_PLAYMATCHREQUEST']._serialized_start=442
-  _globals['_PLAYMATCHREQUEST']._serialized_end=637
-  _globals['_MATCHEVENTS']._serialized_start=639
-  _globals['_MATCHEVENTS']._serialized_end=695
-  _globals['_MATCHEVENT']._serialized_start=697
-  _globals['_MATCHEVENT']._serialized_end=820
-  _globals['_PLAYREQUEST']._serialized_start=823
-  _globals['_PLAYREQUEST']._serialized_end=1034
-  _globals['_PLAYRESPONSE']._serialized_start=1037
-  _globals['_PLAYRESPONSE']._serialized_end=1351
-  _globals['_PLAYRESPONSE_OUTCOME']._serialized_start=1274
-  _globals['_PLAYRESPONSE_OUTCOME']._serialized_end=1351
-  _globals['_ENDGAMEREQUEST']._serialized_start=1353
-  _globals['_ENDGAMEREQUEST']._serialized_end=1431
-  _globals['_ENDGAMERESPONSE']._serialized_start=1433
-  _globals['_ENDGAMERESPONSE']._serialized_end=1469
-  _globals['_SESSIONLIVEREQUEST']._serialized_start=1471
-  _globals['_SESSIONLIVEREQUEST']._serialized_end=1529
-  _globals['_SESSIONLIVERESPONSE']._serialized_start=1531
-  _globals['_SESSIONLIVERESPONSE']._serialized_end=1566
-  _globals['_DISPATCH']._serialized_start=1569
-  _globals['_DISPATCH']._serialized_end=2027
+  _globals['_PLAYMATCHREQUEST']._serialized_end=604
+  _globals['_TIMECONTROL']._serialized_start=607
+  _globals['_TIMECONTROL']._serialized_end=749
+  _globals['_MATCHEVENTS']._serialized_start=751
+  _globals['_MATCHEVENTS']._serialized_end=807
+  _globals['_MATCHEVENT']._serialized_start=810
+  _globals['_MATCHEVENT']._serialized_end=971
+  _globals['_MATCHEND']._serialized_start=973
+  _globals['_MATCHEND']._serialized_end=1058
+  _globals['_CONDUCT']._serialized_start=1060
+  _globals['_CONDUCT']._serialized_end=1150
+  _globals['_PLAYREQUEST']._serialized_start=1153
+  _globals['_PLAYREQUEST']._serialized_end=1347
+  _globals['_PLAYRESPONSE']._serialized_start=1350
+  _globals['_PLAYRESPONSE']._serialized_end=1664
+  _globals['_PLAYRESPONSE_OUTCOME']._serialized_start=1587
+  _globals['_PLAYRESPONSE_OUTCOME']._serialized_end=1664
+  _globals['_ENDGAMEREQUEST']._serialized_start=1666
+  _globals['_ENDGAMEREQUEST']._serialized_end=1744
+  _globals['_ENDGAMERESPONSE']._serialized_start=1746
+  _globals['_ENDGAMERESPONSE']._serialized_end=1782
+  _globals['_SESSIONLIVEREQUEST']._serialized_start=1784
+  _globals['_SESSIONLIVEREQUEST']._serialized_end=1842
+  _globals['_SESSIONLIVERESPONSE']._serialized_start=1844
+  _globals['_SESSIONLIVERESPONSE']._serialized_end=1879
+  _globals['_DISPATCH']._serialized_start=1882
+  _globals['_DISPATCH']._serialized_end=2340
 # @@protoc_insertion_point(module_scope)

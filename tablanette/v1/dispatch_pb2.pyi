@@ -60,22 +60,30 @@ class MeterAsk(_message.Message):
     def __init__(self, ask_id: _Optional[int] = ..., bot_name: _Optional[str] = ..., budget_us: _Optional[int] = ..., stop: _Optional[bool] = ...) -> None: ...
 
 class PlayMatchRequest(_message.Message):
-    __slots__ = ("game", "seed", "bots", "clock", "wall_cap_ms", "latency_credit_ms", "time_bank_ms")
+    __slots__ = ("game", "seed", "bots", "time_control")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
-    CLOCK_FIELD_NUMBER: _ClassVar[int]
-    WALL_CAP_MS_FIELD_NUMBER: _ClassVar[int]
-    LATENCY_CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
-    TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     game: _arena_pb2.GameStarted
     seed: str
     bots: _containers.RepeatedScalarFieldContainer[str]
+    time_control: TimeControl
+    def __init__(self, game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., seed: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ...) -> None: ...
+
+class TimeControl(_message.Message):
+    __slots__ = ("clock", "move_time_ms", "wall_cap_ms", "latency_credit_ms", "time_bank_ms")
+    CLOCK_FIELD_NUMBER: _ClassVar[int]
+    MOVE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    WALL_CAP_MS_FIELD_NUMBER: _ClassVar[int]
+    LATENCY_CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
+    TIME_BANK_MS_FIELD_NUMBER: _ClassVar[int]
     clock: _arena_pb2.Clock
+    move_time_ms: int
     wall_cap_ms: int
     latency_credit_ms: int
     time_bank_ms: int
-    def __init__(self, game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., seed: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ..., latency_credit_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
+    def __init__(self, clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., move_time_ms: _Optional[int] = ..., wall_cap_ms: _Optional[int] = ..., latency_credit_ms: _Optional[int] = ..., time_bank_ms: _Optional[int] = ...) -> None: ...
 
 class MatchEvents(_message.Message):
     __slots__ = ("events",)
@@ -84,36 +92,58 @@ class MatchEvents(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[MatchEvent, _Mapping]]] = ...) -> None: ...
 
 class MatchEvent(_message.Message):
-    __slots__ = ("turn_id", "seat", "response", "handoff", "reason")
+    __slots__ = ("turn_id", "seat", "response", "handoff", "reason", "end")
     TURN_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
     HANDOFF_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
     turn_id: int
     seat: int
     response: PlayResponse
     handoff: bool
     reason: str
-    def __init__(self, turn_id: _Optional[int] = ..., seat: _Optional[int] = ..., response: _Optional[_Union[PlayResponse, _Mapping]] = ..., handoff: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+    end: MatchEnd
+    def __init__(self, turn_id: _Optional[int] = ..., seat: _Optional[int] = ..., response: _Optional[_Union[PlayResponse, _Mapping]] = ..., handoff: _Optional[bool] = ..., reason: _Optional[str] = ..., end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
+
+class MatchEnd(_message.Message):
+    __slots__ = ("record", "conduct", "times_ms")
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    CONDUCT_FIELD_NUMBER: _ClassVar[int]
+    TIMES_MS_FIELD_NUMBER: _ClassVar[int]
+    record: str
+    conduct: _containers.RepeatedCompositeFieldContainer[Conduct]
+    times_ms: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, record: _Optional[str] = ..., conduct: _Optional[_Iterable[_Union[Conduct, _Mapping]]] = ..., times_ms: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class Conduct(_message.Message):
+    __slots__ = ("moves", "timeouts", "illegal", "auto", "forfeit")
+    MOVES_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    ILLEGAL_FIELD_NUMBER: _ClassVar[int]
+    AUTO_FIELD_NUMBER: _ClassVar[int]
+    FORFEIT_FIELD_NUMBER: _ClassVar[int]
+    moves: int
+    timeouts: int
+    illegal: int
+    auto: int
+    forfeit: bool
+    def __init__(self, moves: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal: _Optional[int] = ..., auto: _Optional[int] = ..., forfeit: _Optional[bool] = ...) -> None: ...
 
 class PlayRequest(_message.Message):
-    __slots__ = ("bot_name", "game", "turn", "grace_ms", "clock", "wall_cap_ms", "latency_credit_ms")
+    __slots__ = ("bot_name", "game", "turn", "grace_ms", "time_control")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
     GRACE_MS_FIELD_NUMBER: _ClassVar[int]
-    CLOCK_FIELD_NUMBER: _ClassVar[int]
-    WALL_CAP_MS_FIELD_NUMBER: _ClassVar[int]
-    LATENCY_CREDIT_MS_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     game: _arena_pb2.GameStarted
     turn: _arena_pb2.Turn
     grace_ms: int
-    clock: _arena_pb2.Clock
-    wall_cap_ms: int
-    latency_credit_ms: int
-    def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ..., clock: _Optional[_Union[_arena_pb2.Clock, str]] = ..., wall_cap_ms: _Optional[int] = ..., latency_credit_ms: _Optional[int] = ...) -> None: ...
+    time_control: TimeControl
+    def __init__(self, bot_name: _Optional[str] = ..., game: _Optional[_Union[_arena_pb2.GameStarted, _Mapping]] = ..., turn: _Optional[_Union[_arena_pb2.Turn, _Mapping]] = ..., grace_ms: _Optional[int] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
     __slots__ = ("outcome", "play", "rejected", "elapsed_ms", "arena_fault", "cpu_metered", "cpu_us", "used_ms", "credit_ms")

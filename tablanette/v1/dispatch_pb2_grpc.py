@@ -98,8 +98,9 @@ class DispatchServicer:
         happened since the last batch, at least every few turns). When a turn
         cannot be settled here (its bot is not connected here, or this replica
         could not reach its store), the last event is a handoff: the runner plays
-        on from that turn with RequestPlay. The runner applies every event to its
-        own copy of the match; it stays the authority.
+        on from that turn with RequestPlay. The runner keeps the events' answers
+        (with the seed, they are the match) to resume from; a match played to its
+        end here ends with a MatchEnd, whose record the runner checks once.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -6,9 +6,11 @@ import pytest
 
 from bots.sdk import Clock
 from engine_service import convert
+from engine_service.driver import SeatConduct, apply_answer
 from engine_service.round_trips import OUTSTANDING, WINDOW, RoundTrips
 from engine_service.rules import Match, Rules
-from engine_service.turns import MatchClock, SeatConduct, TurnBuilder, apply_response
+from engine_service.time_control import MatchClock, TimeControl
+from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
@@ -70,7 +72,7 @@ def played(used_ms: int) -> dpb.PlayResponse:
 
 
 def test_a_turn_gives_the_move_time_plus_what_is_left_of_the_seats_bank() -> None:
-    clock = MatchClock(200, 1000, seats=2)
+    clock = MatchClock(TimeControl(200, time_bank_ms=1000), seats=2)
     turn = clock.set_turn(apb.Turn(time_left_ms=200), 1)
     assert (turn.time_left_ms, turn.time_bank_ms) == (1200, 1000)
     clock.charge(1, played(500))  # 300 beyond the move time
@@ -83,24 +85,24 @@ def test_a_turn_gives_the_move_time_plus_what_is_left_of_the_seats_bank() -> Non
 
 
 def test_a_missed_deadline_empties_the_bank_and_a_disconnect_leaves_it() -> None:
-    clock = MatchClock(200, 1000, seats=2)
+    clock = MatchClock(TimeControl(200, time_bank_ms=1000), seats=2)
     clock.charge(0, dpb.PlayResponse(outcome=Outcome.TIMEOUT, used_ms=1200))
     clock.charge(1, dpb.PlayResponse(outcome=Outcome.DISCONNECTED))
     assert clock.banks == [0, 1000]
 
 
 def test_without_a_bank_every_turn_is_the_move_time() -> None:
-    clock = MatchClock(300, 0, seats=2)
+    clock = MatchClock(TimeControl(300, time_bank_ms=0), seats=2)
     clock.charge(0, played(5000))
     turn = clock.set_turn(apb.Turn(time_left_ms=300), 0)  # as TurnBuilder makes it
     assert (turn.time_left_ms, turn.time_bank_ms, clock.banks) == (300, 0, [0, 0])
 
 
 def test_two_copies_fed_the_same_responses_agree_turn_by_turn() -> None:
-    """The runner and a replica playing the match keep one each (apply_response charges it)."""
+    """The runner and a replica playing the match keep one each (apply_answer charges it)."""
     rules = Rules.preset("tablic", deals=1, move_time_ms=100)
     matches = [Match(rules, "bank"), Match(rules, "bank")]
-    clocks = [MatchClock(100, 700, 2), MatchClock(100, 700, 2)]
+    clocks = [MatchClock(TimeControl(100, time_bank_ms=700), 2), MatchClock(TimeControl(100, time_bank_ms=700), 2)]
     builder = TurnBuilder(matches[0], "g")
     conduct = [SeatConduct(), SeatConduct()]
     turn_id = 0
@@ -112,7 +114,7 @@ def test_two_copies_fed_the_same_responses_agree_turn_by_turn() -> None:
         resp = played(100 + 40 * (turn_id % 3))
         resp.play.CopyFrom(convert.play_to_pb(convert.packed_play(turn.legal_cards[0], turn.legal_captured[0])))
         for match, clock in zip(matches, clocks, strict=True):
-            apply_response(match, seat, resp, conduct[seat], clock)
+            apply_answer(match, seat, resp, conduct[seat], clock)
     assert clocks[0].banks == clocks[1].banks == [0, 0]  # 24 turns a seat at up to 80 ms over: both spent
 
 

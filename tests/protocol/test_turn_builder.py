@@ -1,6 +1,6 @@
 """The turns a match loop builds incrementally are the turns built from scratch, byte for byte.
 
-:class:`engine_service.turns.TurnBuilder` keeps the deal's packed play columns
+:class:`engine_service.turn_builder.TurnBuilder` keeps the deal's packed play columns
 between turns instead of packing every play again; this plays whole matches
 (every preset at each of its player counts, several deals, auto plays and forfeits left
 to the rules engine) and compares each of its turns with the plain conversion
@@ -15,7 +15,7 @@ import pytest
 
 from engine_service import convert
 from engine_service.rules import PRESETS, Match, Rules
-from engine_service.turns import TurnBuilder, turn_message
+from engine_service.turn_builder import TurnBuilder, turn_message
 from tablanette.v1 import arena_pb2 as apb
 
 

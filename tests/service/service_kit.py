@@ -29,6 +29,7 @@ from arena_harness import REDIS_URL, Arena, Proc
 from redis.asyncio import Redis
 
 from engine_service.rules import Rules, verify_record
+from engine_service.time_control import TimeControl
 from store.keys import Keys
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
@@ -222,8 +223,8 @@ class ObservedRunner(MatchRunner):
         self.responses: list[tuple[int, dpb.PlayResponse]] = []
         self.changed = threading.Condition()
 
-    def _apply(self, match: Any, seat: int, resp: dpb.PlayResponse, conduct: Any, clock: Any = None) -> None:
-        super()._apply(match, seat, resp, conduct, clock)
+    def _answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
+        super()._answered(turn_id, seat, resp)
         with self.changed:
             self.answers.append((seat, resp.outcome))
             self.responses.append((seat, resp))
@@ -280,13 +281,11 @@ class MatchThread:
             self.grace_ms,
             self.tls_ca,
             replica_matches=self.replica_matches,
-            clock=self.clock,
-            latency_credit_ms=self.latency_credit_ms,
-            time_bank_ms=self.time_bank_ms,
         )
         self.runner_ready.set()
+        control = TimeControl(self.rules.move_time_ms, self.clock, 0, self.latency_credit_ms, self.time_bank_ms)
         try:
-            return await self.runner.play(self.rules, self.seed, self.bots, self.game_id)
+            return await self.runner.play(self.rules, self.seed, self.bots, self.game_id, control)
         finally:
             await self.runner.close()
             await redis.aclose()

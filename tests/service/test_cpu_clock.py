@@ -22,7 +22,7 @@ from arena_harness import Arena
 from service_kit import Engine, MatchThread, RawBot
 
 from engine_service.rules import Rules, verify_record
-from engine_service.turns import wall_cap_ms
+from engine_service.time_control import wall_cap_ms
 from hosting.meter import CpuMeter
 from store.sessions import internal_secret_sync
 from tablanette.v1 import arena_pb2 as apb

@@ -72,3 +72,19 @@ def test_dispatch_with_the_secret_is_served(engine: Engine, dispatch: Any) -> No
         dpb.EndGameRequest(bot_name="nobody-connected", game_over=apb.GameOver(game_id="x")), metadata=metadata
     )
     assert not resp.delivered
+
+
+def test_a_bad_time_control_is_invalid_argument(engine: Engine, dispatch: Any) -> None:
+    secret = engine.arena.redis.get(Keys(engine.arena.prefix).internal_secret)
+    assert secret
+    metadata = ((INTERNAL_METADATA, secret.decode()),)
+    for control, says in (
+        (dpb.TimeControl(move_time_ms=0), "move time must be positive"),
+        (dpb.TimeControl(move_time_ms=500, clock=7), "7"),  # type: ignore[arg-type]
+    ):
+        req = rogue_turn("nobody-connected")
+        req.time_control.CopyFrom(control)
+        with pytest.raises(grpc.RpcError) as info:
+            dispatch.RequestPlay(req, metadata=metadata, timeout=5)
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "bad time control" in info.value.details() and says in info.value.details()

@@ -15,6 +15,7 @@ from arena_harness import REDIS_URL, ROOT, Arena
 from service_kit import ObservedRunner
 
 from engine_service.rules import Rules, verify_record
+from engine_service.time_control import TimeControl
 
 BOTS = {"py-greedy": "python", "node-greedy": "node", "cpp-greedy": "cpp"}
 
@@ -42,7 +43,7 @@ def test_python_node_and_cpp_bots_play_complete_verified_matches(arena: Arena) -
 
         redis = Redis.from_url(REDIS_URL)
         # a league that credits latency and gives a time bank: every SDK echoes the server's pings
-        runner = ObservedRunner(redis, arena.prefix, latency_credit_ms=1000, time_bank_ms=5000)
+        runner = ObservedRunner(redis, arena.prefix)
         try:
             pairs = list(itertools.permutations(BOTS, 2))  # every pair, both seat orders
             tables = [
@@ -54,7 +55,8 @@ def test_python_node_and_cpp_bots_play_complete_verified_matches(arena: Arena) -
             outcomes = []
             for rules, seed, seats, game_id in tables:
                 runner.responses.clear()
-                outcomes.append(await runner.play(rules, seed, seats, game_id))
+                control = TimeControl(rules.move_time_ms, latency_credit_ms=1000, time_bank_ms=5000)
+                outcomes.append(await runner.play(rules, seed, seats, game_id, control))
                 for seat, resp in runner.responses:
                     credits[seats[seat]].append(resp.credit_ms)
         finally:
