@@ -101,9 +101,7 @@ def test_state_moves_keep_one_set_per_match_and_never_undo_a_result(ledger: tupl
     rec = record_for(Rules.preset("tablic", target=31), "m", ["a", "b"])
     Ledger(client).commit(keys, "m", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500)
     assert not client.smembers(keys.state_set("running")) and client.lrange(keys.finished_order, 0, -1) == [b"m"]
-    assert {b"worker", b"waiting", b"queued_at"}.isdisjoint(
-        client.hkeys(keys.match("m"))
-    )  # a runner's fields go
+    assert {b"worker", b"waiting", b"queued_at"}.isdisjoint(client.hkeys(keys.match("m")))  # a runner's fields go
     assert Ledger(client).set_state(keys, "m", "queued") is False  # a late duplicate cannot reopen it
     assert client.hget(keys.match("m"), "status") == b"done"
 
