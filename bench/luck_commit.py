@@ -37,7 +37,8 @@ from engine_service.rules import Rules, match_record
 from scheduler.ratings import Outcome, fit_ratings
 from scheduler.skill import fit_skill
 from store.leagues import League, LeagueStore
-from store.ledger import match_luck, mirror_unit
+from store.ledger import match_luck
+from store.units import mirror_unit
 
 REDIS_URL = os.environ.get("TABLANETTE_REDIS_URL", "redis://127.0.0.1:6379/0")
 CLEAN = {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False}

@@ -66,8 +66,9 @@ from scheduler.ratings import Outcome, fit_ratings
 from store.archiver import Archiver
 from store.keys import Keys, LeagueKeys
 from store.leagues import League, LeagueStore
-from store.ledger import Ledger, match_luck, mirror_unit, record_value
+from store.ledger import Ledger, match_luck, record_value
 from store.results import LeagueResults
+from store.units import mirror_unit
 
 REDIS_URL = os.environ.get("TABLANETTE_REDIS_URL", "redis://127.0.0.1:6379/0")
 DEMO_BOTS = ["greedy", "random", "cautious", "greedy2"]

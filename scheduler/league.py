@@ -42,8 +42,9 @@ from scheduler.planners import AdaptivePlanner, FixedPlanner, Planner, SprtPlann
 from scheduler.ratings import Outcome
 from store.client import outages_ridden_out
 from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
-from store.ledger import match_luck, mirror_unit
+from store.ledger import match_luck
 from store.results import LeagueResults
+from store.units import mirror_unit
 from worker.match_runner import SeatConduct
 
 TASK_NAME = "tablanette.play_match"

@@ -9,33 +9,13 @@ plays every match with :func:`bots.play_match`, and turns each into the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from bots import make_bot, play_match
-from engine_service.rules import LuckError, Match, Rules, luck_of_match
+from engine_service.rules import Rules
 from scheduler.pairings import PlannedMatch
 from scheduler.planners import Planner
-from scheduler.ratings import Outcome
-from store.ledger import mirror_unit, placing
-
-
-def outcome_of(match_id: str, seed: str, seats: Sequence[str], match: Match, luck: bool = True) -> Outcome:
-    """What the ledger stores of a finished match, for the rating model.
-
-    ``luck=False`` leaves its luck out (about 80 ms of CPU a match saved, when only win/loss is fitted).
-    """
-    rules, result = match.rules, match.result
-    assert result is not None
-    forfeit = rules.team_of(result.forfeit_seat) if result.forfeit_seat is not None else None
-    teams = tuple(tuple(seats[s] for s in team) for team in rules.teams)
-    placed = tuple(placing(match.totals, result.winner, forfeit))
-    margins: tuple[float, ...] | None = None
-    if luck:
-        try:
-            margins = tuple(round(x, 2) for x in luck_of_match(match, match_id).luck)
-        except LuckError:  # a forfeit or abort: no luck, as the ledger stores it
-            margins = None
-    return Outcome(match_id, mirror_unit(seed, seats), teams, placed, tuple(match.totals), margins)
+from scheduler.ratings import Outcome, outcome_of
 
 
 def play_planned(rules: Rules, specs: dict[str, str], m: PlannedMatch, luck: bool = False) -> Outcome:

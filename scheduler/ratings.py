@@ -59,6 +59,9 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit, ndtr
 
+from engine_service.rules import LuckError, Match, luck_of_match
+from store.units import mirror_unit, placing
+
 ELO = 400 / math.log(10)
 """Elo points per unit of natural-log strength."""
 Z95 = 1.959963984540054
@@ -97,6 +100,25 @@ class Outcome:
         lk = d.get("l") if isinstance(d, dict) else (d[5] if len(d) > 5 else None)
         luck = None if lk is None else tuple(float(x) for x in lk)
         return cls(m, u, tuple(tuple(team) for team in t), tuple(float(x) for x in p), tuple(s), luck)
+
+
+def outcome_of(match_id: str, seed: str, seats: Sequence[str], match: Match, luck: bool = True) -> Outcome:
+    """What the ledger stores of a finished match, for the rating model.
+
+    ``luck=False`` leaves its luck out (about 80 ms of CPU a match saved, when only win/loss is fitted).
+    """
+    rules, result = match.rules, match.result
+    assert result is not None
+    forfeit = rules.team_of(result.forfeit_seat) if result.forfeit_seat is not None else None
+    teams = tuple(tuple(seats[s] for s in team) for team in rules.teams)
+    placed = tuple(placing(match.totals, result.winner, forfeit))
+    margins: tuple[float, ...] | None = None
+    if luck:
+        try:
+            margins = tuple(round(x, 2) for x in luck_of_match(match, match_id).luck)
+        except LuckError:  # a forfeit or abort: no luck, as the ledger stores it
+            margins = None
+    return Outcome(match_id, mirror_unit(seed, seats), teams, placed, tuple(match.totals), margins)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,6 @@ Both scripts are registered once per client and name every key they touch in
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import logging
 import time
@@ -33,6 +31,7 @@ from engine_service.rules import GameRecord, LuckError, Rules, luck_of_record
 from engine_service.rules.compact import CompactRecordError, encode
 
 from .keys import LeagueKeys
+from .units import placing
 
 log = logging.getLogger("tablanette.store")
 
@@ -300,19 +299,6 @@ def _compact_json(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def mirror_unit(seed: str, bots: Sequence[str]) -> str:
-    """The mirrored group a match belongs to: its deal seed and its bots (mirrored games share both),
-    as 12 characters (72 bits of a BLAKE2b digest: only equality matters, and every outcome keeps one).
-
-    >>> mirror_unit("spring/r1/p2", ["b", "a"]) == mirror_unit("spring/r1/p2", ["a", "b"])
-    True
-    >>> mirror_unit("spring/r1/p2", ["a", "b"]) != mirror_unit("spring/r1/p3", ["a", "b"])
-    True
-    """
-    digest = hashlib.blake2b(f"{seed}|{'+'.join(sorted(set(bots)))}".encode(), digest_size=9).digest()
-    return base64.urlsafe_b64encode(digest).decode()
-
-
 def state_keys(keys: LeagueKeys, match_id: str) -> list[str]:
     """The keys a match's state move touches (the set-state script's ``KEYS``)."""
     return [keys.match(match_id), *(keys.state_set(s) for s in MATCH_STATES)]
@@ -333,23 +319,6 @@ def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[st
     ]
     for bot in bots:
         out += [keys.stats(bot), keys.bot_matches(bot)]
-    return out
-
-
-def placing(totals: Sequence[int], winner: int | None, forfeit_team: int | None) -> list[float]:
-    """A per-team value where higher means placed better (for pairwise Elo).
-
-    The winner beats everyone, a forfeiting team loses to everyone, the rest are
-    ordered by points; equal values are draws.
-
-    >>> placing([40, 101, 70], winner=1, forfeit_team=None)
-    [40.0, 1000000000.0, 70.0]
-    """
-    out = [float(t) for t in totals]
-    if winner is not None:
-        out[winner] = 1e9
-    if forfeit_team is not None:
-        out[forfeit_team] = -1e9
     return out
 
 

@@ -46,9 +46,10 @@ from store.codec import text
 from store.keys import LeagueKeys
 from store.leagues import League, LeagueStore
 from store.leases import MatchLease
-from store.ledger import NotLeaseHolder, match_luck, mirror_unit
+from store.ledger import NotLeaseHolder, match_luck
 from store.results import LeagueResults
 from store.slots import GameSlots
+from store.units import mirror_unit
 from worker import metrics
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
 

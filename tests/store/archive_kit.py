@@ -18,7 +18,8 @@ from engine_service.rules import Rules, match_record
 from scheduler.league import plan_league
 from store.keys import Keys
 from store.leagues import League, LeagueStore
-from store.ledger import Ledger, mirror_unit
+from store.ledger import Ledger
+from store.units import mirror_unit
 
 CLEAN = {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False}
 

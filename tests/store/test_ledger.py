@@ -125,8 +125,8 @@ def test_many_state_moves_in_one_round_trip_keep_each_match_atomic(ledger: tuple
 def test_the_fitted_ladder_is_the_same_whatever_order_results_were_committed_in() -> None:
     from scheduler.ladder import ladder
     from store.leagues import League, LeagueStore
-    from store.ledger import mirror_unit
     from store.results import LeagueResults
+    from store.units import mirror_unit
 
     rules = Rules.preset("tablic", target=31)
     names = ["a", "b", "c"]

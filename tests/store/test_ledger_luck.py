@@ -17,8 +17,9 @@ from engine_service.rules import Match, Rules, luck_of_record, match_record
 from scheduler.ladder import ladder
 from scheduler.ratings import Outcome
 from store.leagues import League, LeagueError, LeagueStore
-from store.ledger import match_luck, mirror_unit
+from store.ledger import match_luck
 from store.results import LeagueResults
+from store.units import mirror_unit
 
 CLEAN = {"moves": 0, "timeouts": 0, "illegal": 0, "auto": 0, "forfeit": False}
 RULES = Rules.preset("tablic", target=31)

@@ -634,7 +634,8 @@ def test_a_league_fitted_on_skill_shows_its_skill_ladder(tab: Tab, site: Site) -
     through the ledger here so the test need not wait for workers)."""
     from bots import make_bot, play_match
     from engine_service.rules import Rules, match_record
-    from store.ledger import match_luck, mirror_unit
+    from store.ledger import match_luck
+    from store.units import mirror_unit
 
     league = "on-skill"
     site.cli("league", "create", league, "--fit", "skill", "--rule", "target=31")
