@@ -189,7 +189,8 @@ class Clock:
         return f"Clock(remaining={self.remaining():.3f}s)"
 
 
-def _turn_clock(turn: apb.Turn, received: float) -> Clock:
+def turn_clock(turn: apb.Turn, received: float) -> Clock:
+    """The time a turn gives its bot, counted from ``received`` (monotonic): see :class:`Clock`."""
     if turn.clock != apb.CLOCK_CPU:
         return Clock(turn.time_left_ms, received, bank_ms=turn.time_bank_ms)
     cap_ms = int(turn.deadline_unix_ms - time.time() * 1000)
@@ -552,7 +553,7 @@ class BotClient:
     def _answer_logged(self, turn: apb.Turn, info: GameInfo, received: float) -> apb.BotMessage:
         """:meth:`_answer`; should anything fail, the engine's own timeout play (index 0), logged."""
         try:
-            return self._answer(turn, info, _turn_clock(turn, received))
+            return self._answer(turn, info, turn_clock(turn, received))
         except Exception:  # never lose an error silently; a bug here costs a move, not the session
             log.exception("%s: could not answer turn %d of game %s", self.name, turn.turn_id, turn.game_id)
             return apb.BotMessage(play=apb.PlayMove(game_id=turn.game_id, turn_id=turn.turn_id, index=0))

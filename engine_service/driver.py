@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine_service import convert
-from engine_service.rules import GameRecord, IllegalPlayError, Match, Rules, match_record
+from engine_service.rules import GameRecord, IllegalPlayError, Match, Observation, Rules, match_record
 from engine_service.time_control import MatchClock, TimeControl
 from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
@@ -41,7 +41,13 @@ class Handoff(Exception):
 
 
 class Transport(Protocol):
-    """How a driver reaches the bot at a seat."""
+    """How a driver reaches the bot at a seat.
+
+    A transport to bots in this process may say it needs no wire form (a class attribute
+    ``wire = False``): its turns then carry only their id and time, and it reads the seat's
+    view from :attr:`MatchDriver.observation` (building and reading back the wire form would
+    cost more than the move).
+    """
 
     async def ask(self, seat: int, turn: apb.Turn) -> dpb.PlayResponse:
         """The seat's answer to ``turn`` (PLAYED, TIMEOUT or DISCONNECTED); may raise :class:`Handoff`."""
@@ -134,12 +140,18 @@ class MatchDriver:
     async def play(self, transport: Transport, answered: Answered | None = None) -> None:
         """Ask and apply every turn left until the match is over; :class:`Handoff` stops before its turn."""
         match, turns, clock = self.match, self._turns, self.clock
+        wire = getattr(transport, "wire", True)
         while not match.is_over:
             seat = match.turn
-            resp = await transport.ask(seat, clock.set_turn(turns.turn(self.turn_id + 1), seat))
+            resp = await transport.ask(seat, clock.set_turn(turns.turn(self.turn_id + 1, wire), seat))
             self._apply(seat, resp)
             if answered is not None:
                 answered(self.turn_id, seat, resp)
+
+    @property
+    def observation(self) -> Observation | None:
+        """The view of the seat being asked (its legal plays filled in); None before the first turn."""
+        return self._turns.observation
 
     def record(self, players: Sequence[str]) -> GameRecord:
         """The finished match's record, ``players`` its seats' labels."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from engine_service import convert
-from engine_service.rules import Match, Rules
+from engine_service.rules import Match, Observation, Rules
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import game_pb2 as gpb
 
@@ -48,12 +48,18 @@ class TurnBuilder:
         self.match = match
         self.game_id = game_id
         self._plays = gpb.PackedObservation()
+        self.observation: Observation | None = None
+        """The seat's observation the last turn was built from (its legal plays filled in)."""
         self._deal = -1
         self._count = 0
 
-    def turn(self, turn_id: int) -> apb.Turn:
+    def turn(self, turn_id: int, wire: bool = True) -> apb.Turn:
+        """The turn ``turn_id`` of the seat to play. ``wire=False``: the turn without the seat's view
+        (no observation, no legal plays), for a bot in this process that reads :attr:`observation`."""
         match = self.match
-        obs = match.observation(match.turn)
+        self.observation = obs = match.observation(match.turn)
+        if not wire:
+            return apb.Turn(game_id=self.game_id, turn_id=turn_id, time_left_ms=match.rules.move_time_ms)
         plays = obs.plays
         if obs.deal_index != self._deal or len(plays) < self._count:  # a new deal: its plays start afresh
             self._plays.Clear()

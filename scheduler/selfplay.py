@@ -115,11 +115,11 @@ def run_selfplay(
     on_game: Callable[[int], None] | None = None,
 ) -> SelfPlayStats:
     """Play ``games`` matches and tally them per bot entry (an entry may repeat a name)."""
-    labels = _labels(bots)
+    labels = labels_of(bots)
     stats = SelfPlayStats([BotStats(label) for label in labels])
     start = time.perf_counter()
     for g, seats, match in iter_games(rules, bots, games, seed):
-        _tally(stats, rules, seats, match)
+        tally(stats, rules, seats, match)
         if on_record is not None:
             names = [labels[e] for e in seats]
             on_record(match_record(match, names, f"selfplay/{seed}/game-{g}"))
@@ -129,7 +129,8 @@ def run_selfplay(
     return stats
 
 
-def _labels(bots: list[str]) -> list[str]:
+def labels_of(bots: list[str]) -> list[str]:
+    """Each entry's label: its name, numbered (``greedy#2``) when a name is entered more than once."""
     seen: dict[str, int] = {}
     out = []
     for name in bots:
@@ -138,7 +139,8 @@ def _labels(bots: list[str]) -> list[str]:
     return out
 
 
-def _tally(stats: SelfPlayStats, rules: Rules, seats: list[int], match: Match) -> None:
+def tally(stats: SelfPlayStats, rules: Rules, seats: list[int], match: Match) -> None:
+    """Add a finished match to ``stats`` (``seats``: the entry at each seat)."""
     assert match.result is not None
     stats.games += 1
     stats.deals += len(match.deals)

@@ -1,0 +1,164 @@
+"""Games on this machine between any bots, played as the arena plays them: ``tablanette match``.
+
+Each game is played by the arena's one :class:`~engine_service.driver.MatchDriver`
+(its rules, its time control, its timeouts and forfeits, its records), asking
+bots in this process through :class:`bots.transport.InProcessTransport`: a
+built-in bot, an author's Python class, or a program over JSON lines (sandboxed
+or not: that is the entry's factory's business). No Redis, no Celery, no engine
+service.
+
+Deals are mirrored by default as in :func:`scheduler.selfplay.seating`: the
+games of a rotation share one deal, every entry taking every seat on the same
+cards, so the luck of the deal cancels out. The results are fitted as a league's
+are (:func:`scheduler.ratings.fit_ratings`, a mirrored pair one unit), so what
+is printed carries an interval.
+
+>>> from bots import make_bot
+>>> entries = [Entry("greedy", lambda seed: make_bot("greedy", seed)), Entry("random", lambda s: make_bot("random", s))]
+>>> series = play_series(Rules.preset("tablic"), entries, games=4, seed="doc")
+>>> [s.games for s in series.stats.bots], series.moves > 0, len(series.outcomes)
+([4, 4], True, 4)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bots import Bot
+from bots.base import result_of
+from bots.transport import InProcessTransport, Seat
+from engine_service.driver import MatchDriver
+from engine_service.rules import GameRecord, Rules
+from engine_service.time_control import TimeControl
+from scheduler.ratings import Fit, Outcome, fit_ratings, outcome_of
+from scheduler.selfplay import BotStats, SelfPlayStats, labels_of, seating, tally
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One side of the match: a label, and how to make its bot for a game (from a seed)."""
+
+    label: str
+    make: Callable[[str], Bot]
+    threaded: bool = False
+    """Its bot may hang or take long (a program, an author's class): asked on a thread of its own."""
+
+
+@dataclass
+class Conduct:
+    """What the arena saw of one entry over the series."""
+
+    moves: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    forfeits: int = 0
+    faults: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    """Each reason a fault was given (the bot's own words), and how often."""
+
+
+@dataclass
+class Series:
+    """What a series of games gave: results per entry, its outcomes for the rating model, and conduct."""
+
+    stats: SelfPlayStats
+    conduct: list[Conduct]
+    outcomes: list[Outcome] = field(default_factory=list)
+    moves: int = 0
+
+    def fit(self) -> Fit:
+        """The entries' ratings with 95% intervals, fitted as a league's are."""
+        return fit_ratings(self.outcomes, [b.name for b in self.stats.bots])
+
+
+def play_series(
+    rules: Rules,
+    entries: Sequence[Entry],
+    games: int,
+    seed: str = "match",
+    control: TimeControl | None = None,
+    mirrored: bool = True,
+    on_record: Callable[[GameRecord], None] | None = None,
+    on_game: Callable[[int], None] | None = None,
+) -> Series:
+    """Play ``games`` games between ``entries`` (seated by :func:`scheduler.selfplay.seating`)."""
+    if not entries:
+        raise ValueError("name at least one bot")
+    if games < 1:
+        raise ValueError(f"play at least one game, not {games}")
+    control = control or TimeControl.of_rules(rules)
+    labels = labels_of([e.label for e in entries])
+    series = Series(SelfPlayStats([BotStats(label) for label in labels]), [Conduct() for _ in entries])
+    started = time.perf_counter()
+
+    async def play_all() -> None:
+        for g in range(games):
+            seats, deal = seating(len(entries), rules.players, g)
+            deal_seed = f"{seed}/{deal if mirrored else g}"
+            driver, seated = await _play_one(rules, entries, labels, series, control, g, seats, deal_seed, seed)
+            if on_record is not None:
+                on_record(driver.record(seated))
+            if on_game is not None:
+                on_game(g)
+
+    _run(play_all)
+    series.stats.seconds = time.perf_counter() - started
+    return series
+
+
+def _run(play: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``play`` to its end in an event loop of its own (on a thread of its own when the caller is in one)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(play())
+        return
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, play()).result()
+
+
+async def _play_one(
+    rules: Rules,
+    entries: Sequence[Entry],
+    labels: list[str],
+    series: Series,
+    control: TimeControl,
+    g: int,
+    seats: list[int],
+    deal_seed: str,
+    seed: str,
+) -> tuple[MatchDriver, list[str]]:
+    """Play game ``g`` and add it to ``series``; its driver and its seats' labels (for its record)."""
+    game_id = f"{seed}/game-{g + 1}"
+    seated = [labels[e] for e in seats]
+    bots = [entries[e].make(f"{seed}/{g}/{s}") for s, e in enumerate(seats)]
+    for s, bot in enumerate(bots):
+        bot.new_match(rules, s)
+    driver = MatchDriver(rules, deal_seed, game_id, control)
+    seated_bots = [Seat(bot, entries[e].threaded) for bot, e in zip(bots, seats, strict=True)]
+    transport = InProcessTransport(rules, seated_bots, observe=lambda: driver.observation)
+    try:
+        await driver.play(transport)
+    finally:
+        transport.close()
+        if driver.over:
+            for bot in bots:
+                bot.end_match(result_of(driver.match))
+    tally(series.stats, rules, seats, driver.match)
+    series.moves += len(driver.times)
+    for s, e in enumerate(seats):
+        c, seen = series.conduct[e], driver.conduct[s]
+        c.moves += seen.moves
+        c.timeouts += seen.timeouts
+        c.illegal += seen.illegal
+        c.forfeits += seen.forfeit
+        c.faults += len(transport.seats[s].faults)
+        for reason in transport.seats[s].faults:
+            c.reasons[reason] = c.reasons.get(reason, 0) + 1
+    series.outcomes.append(outcome_of(game_id, deal_seed, seated, driver.match, luck=False))
+    return driver, seated
