@@ -42,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str, Callable[[Any], None] | None]] = {
     "rules": ("rules_cmd", "app", None),
     "records": ("records_cmd", "app", _records),
     "selfplay": ("selfplay_cmd", "selfplay", None),
+    "match": ("match_cmd", "match", None),
+    "replay": ("replay_cmd", "replay", None),
     "demo": ("demo_cmd", "demo", None),
     "serve": ("service_cmd", "serve", None),
     "up": ("up_cmd", "up", None),

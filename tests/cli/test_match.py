@@ -1,0 +1,198 @@
+"""``tablanette match`` and ``tablanette replay`` as an author runs them: real processes, no Redis.
+
+Every run here gets an environment whose Redis URL points at a closed port, so a
+command that touched Redis would fail: the local loop needs none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bots.sandbox import unavailable
+from cli.local import CLI
+from engine_service.rules import read_records, verify_record
+
+ROOT = Path(__file__).resolve().parents[2]
+NO_REDIS = "redis://127.0.0.1:1/0"
+
+AWK_BOT = r"""
+# A JSON-lines bot in awk (a language the project ships nothing in): the legal play capturing most cards.
+/"type": *"turn"/ {
+    s = $0
+    sub(/.*"legal_plays": *\[/, "", s)
+    sub(/\].*/, "", s)
+    n = split(s, plays, /", *"/)
+    best = 0; most = -1
+    for (i = 1; i <= n; i++) {
+        p = plays[i]; gsub(/"/, "", p)
+        c = index(p, ":") ? split(substr(p, index(p, ":") + 1), cards, ",") : 0
+        if (c > most) { most = c; best = i - 1 }
+    }
+    printf("{\"play\": %d}\n", best)
+    fflush()
+}
+"""
+
+CRASHER = r"""
+import json, sys
+turns = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "turn":
+        turns += 1
+        if turns == 3:
+            print("\x1b]0;owned\x07crashing on purpose", file=sys.stderr, flush=True)
+            sys.exit(3)
+        print(json.dumps({"play": 0}), flush=True)
+"""
+
+
+def tablanette(*args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TABLANETTE_REDIS_URL": NO_REDIS, "COLUMNS": "200"}
+    return subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def played(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    return {b["name"]: b for b in out["bots"]}
+
+
+def test_a_program_in_any_language_plays_strong_in_one_command(tmp_path: Path) -> None:
+    (tmp_path / "bot.awk").write_text(AWK_BOT)
+    records = tmp_path / "games.jsonl"
+    result = tablanette(
+        "match",
+        "--bot",
+        "mine=awk -f bot.awk",
+        "--bot",
+        "strong",
+        "--games",
+        "4",
+        "--records",
+        str(records),
+        "--json",
+        cwd=tmp_path,
+    )
+    bots = played(result)
+    assert bots["mine"]["games"] == bots["strong"]["games"] == 4
+    conduct = bots["mine"]["conduct"]
+    assert conduct["moves"] > 100
+    assert conduct["timeouts"] == conduct["illegal"] == conduct["faults"] == conduct["forfeits"] == 0
+    rating = bots["mine"]["rating"]
+    assert rating["interval"][0] < rating["rating"] < rating["interval"][1]
+    lines = list(read_records(records))
+    assert len(lines) == 4
+    for _, record in lines:
+        verify_record(record)
+        assert sorted(record["players"]) == ["mine", "strong"]
+
+
+def test_a_crashing_program_is_restarted_and_said_at_the_end(tmp_path: Path) -> None:
+    (tmp_path / "crash.py").write_text(CRASHER)
+    result = tablanette(
+        "match", "--bot", "python3 crash.py", "--bot", "greedy", "-g", "2", "--no-records", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert "crash" in result.stdout and "timeout play" in result.stdout
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout  # the program's words, made printable
+    as_json = tablanette(
+        "match", "--bot", "python3 crash.py", "--bot", "greedy", "-g", "2", "--json", "--no-records", cwd=tmp_path
+    )
+    conduct = played(as_json)["crash"]["conduct"]
+    assert conduct["faults"] >= 2 and conduct["forfeits"] == 0  # each game: a crash, a restart, another crash...
+    assert any("exited with status 3" in reason or "status 3" in reason for reason in conduct["reasons"])
+
+
+def test_a_python_bot_class_plays_in_process() -> None:
+    result = tablanette(
+        "match", "--bot", "bots/examples/python/mybot.py", "--bot", "random", "-g", "2", "--json", "--no-records"
+    )
+    bots = played(result)
+    assert bots["mybot"]["games"] == 2 and bots["mybot"]["conduct"]["faults"] == 0
+
+
+@pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
+def test_a_folder_is_built_and_played_in_sandboxes(tmp_path: Path) -> None:
+    folder = tmp_path / "javabot"
+    shutil.copytree(ROOT / "bots/examples/java", folder)
+    result = tablanette("match", "--bot", str(folder), "--bot", "greedy", "-g", "2", "--json", "--no-records")
+    bots = played(result)
+    assert bots["javabot"]["games"] == 2
+    assert bots["javabot"]["conduct"]["timeouts"] == bots["javabot"]["conduct"]["faults"] == 0
+    assert not (folder / "out").exists()  # built in a copy, never in the author's folder
+    leftovers = [p for p in Path("/tmp").glob("tablanette-match-*") if p.stat().st_mtime > folder.stat().st_mtime]
+    assert not leftovers, f"the build's folders were left behind: {leftovers}"
+
+
+@pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
+def test_a_failed_build_quotes_its_error(tmp_path: Path) -> None:
+    (tmp_path / "bot.toml").write_text(
+        'language = "java"\nprotocol = "jsonlines"\nbuild = ["javac", "-d", "out", "Bot.java"]\nrun = ["java", "Bot"]\n'
+    )
+    (tmp_path / "Bot.java").write_text("class Bot { void f() { int x = 1 } }\n")
+    result = tablanette("match", "--bot", str(tmp_path), "--bot", "greedy", "-g", "1")
+    assert result.returncode == 2
+    assert "error: ';' expected" in result.stderr and "build.log" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("no-such-program --x", "not a built-in bot, a .py file or a folder"),
+        ("stronk", "built-in bots: random, greedy, strong"),
+        ("greedy:eps=lots", "eps must be a number"),
+        ("bots/examples/python", "a grpc bot connects to an engine service"),
+        ("tests", "no bot.toml here"),
+        ("'unclosed", "cannot split it into a command"),
+    ],
+)
+def test_a_bot_that_cannot_play_is_a_clear_error(spec: str, said: str) -> None:
+    result = tablanette("match", "--bot", spec, "--bot", "greedy", "-g", "1", "--no-records")
+    assert result.returncode == 2
+    assert said in " ".join(result.stderr.split()), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_replay_writes_a_page_of_a_record(tmp_path: Path) -> None:
+    records = tmp_path / "games.jsonl"
+    assert tablanette("match", "-b", "greedy", "-b", "random", "-g", "2", "--records", str(records)).returncode == 0
+    result = tablanette("replay", str(records), "--match", "2")
+    assert result.returncode == 0, result.stderr
+    page = tmp_path / "games.replay-2.html"
+    assert page.as_uri() in result.stdout
+    html = page.read_text()
+    assert "window.TA_REPLAY" in html and "/static/" not in html
+    by_id = tablanette("replay", str(records), "--match", "match/game-1", "--out", str(tmp_path / "one.html"))
+    assert by_id.returncode == 0 and (tmp_path / "one.html").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "said"),
+    [
+        ("not json\n", (), "does not hold records"),
+        ('{"format": "something-else"}\n', (), "not a game record the engine can re-play"),
+        ("", (), "holds no records"),
+        (None, ("--match", "7"), "no record 7 (it holds 2 record(s))"),
+        (None, ("--match", "0"), "records are numbered from 1"),
+        (None, ("--match", "nope"), "no record with the id 'nope'"),
+    ],
+)
+def test_replay_of_what_is_not_there_is_a_clear_error(
+    tmp_path: Path, content: str | None, args: tuple[str, ...], said: str
+) -> None:
+    file = tmp_path / "file.jsonl"
+    if content is None:
+        assert tablanette("match", "-b", "greedy", "-b", "random", "-g", "2", "--records", str(file)).returncode == 0
+    else:
+        file.write_text(content)
+    result = tablanette("replay", str(file), *args)
+    assert result.returncode == 2
+    assert said in " ".join(result.stderr.split()), result.stderr
