@@ -3,18 +3,25 @@
 
 (() => {
   const { el, clear, urls } = TA;
-  TA.header("leagues");
+  // A replay written to a file by `tablanette replay` carries its data (no server, no other page).
+  const embedded = window.TA_REPLAY || null;
+  if (!embedded) TA.header("leagues");
 
   const parts = TA.pathParts(); // ["leagues", league, "replay", ...match id]
-  const leagueId = parts[1] || "";
-  const matchId = parts.slice(3).join("/");
+  const leagueId = embedded ? "" : parts[1] || "";
+  const matchId = embedded ? String(embedded.record.id || "") : parts.slice(3).join("/");
   const apiUrl = urls.api(
     `/leagues/${encodeURIComponent(leagueId)}/replays/${matchId.split("/").map(encodeURIComponent).join("/")}`,
   );
+  const botUrl = (name) => (embedded ? null : urls.bot(leagueId, name));
 
   document.title = `Replay ${matchId} · Tablanette Arena`;
   document.getElementById("crumbs").append(
-    TA.crumbs([["Leagues", urls.home()], [leagueId, urls.league(leagueId)], [`replay ${matchId}`, null]]),
+    TA.crumbs(
+      embedded
+        ? [[embedded.source, null], [`replay ${matchId}`, null]]
+        : [["Leagues", urls.home()], [leagueId, urls.league(leagueId)], [`replay ${matchId}`, null]],
+    ),
   );
 
   const $id = (id) => document.getElementById(id);
@@ -114,7 +121,7 @@
       el(
         "div",
         { class: "seat-head" },
-        el("a", { class: "name", href: urls.bot(leagueId, seatName(s)), title: players()[s], text: seatName(s) }),
+        el("a", { class: "name", href: botUrl(seatName(s)), title: players()[s], text: seatName(s) }),
         el("span", { class: "meta", text: `seat ${s}` + (partnerships() ? ` · team ${t + 1}` : "") }),
         pile !== null ? el("span", { class: "meta", title: "cards captured this deal", text: `· ${pile} captured` }) : null,
         toMove ? el("span", { class: "turn", "data-testid": "to-move", text: "to move" }) : null,
@@ -495,7 +502,7 @@
   async function main() {
     let data;
     try {
-      data = await TA.load(apiUrl);
+      data = embedded || (await TA.load(apiUrl));
     } catch (_) {
       $id("counter").textContent = "No replay";
       TA.ready();
@@ -514,7 +521,7 @@
         `Match ${matchId} · rules ${rules.join(", ")} · ${dealStarts.length} deal(s) · seed `,
         el("code", { text: record.seed }),
         " · seats: ",
-        players().map((p, s) => [s ? ", " : null, el("a", { href: urls.bot(leagueId, TA.botName(p)), title: p, text: `${s} ${p}` })]),
+        players().map((p, s) => [s ? ", " : null, el("a", { href: botUrl(TA.botName(p)), title: p, text: `${s} ${p}` })]),
       ),
     );
     $id("scrubber").max = frames.length - 1;
