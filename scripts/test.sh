@@ -18,5 +18,5 @@ echo "== mypy --strict"; mypy --strict engine_service config telemetry store wor
 if [ "$fast" = 1 ]; then
     echo "== pytest (fast tier)"; python -m pytest -m "fast and not slow" "$@"
 else
-    echo "== pytest"; python -m pytest "$@"
+    echo "== pytest"; python -m pytest --durations=40 "$@"  # the slowest 40: where CI's minutes go
 fi

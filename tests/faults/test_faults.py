@@ -52,7 +52,7 @@ def test_a_worker_paused_past_its_lease_never_plays_beside_the_new_runner(fa: Fa
     assert "lost the lease" in paused.text() or fa.arena.redis.hget(fa.keys.match(match_id), "worker") != worker
 
 
-@pytest.mark.parametrize("delay", [1, 5, 8])
+@pytest.mark.parametrize("delay", [1, 8])  # at once, and near the end of the grace period
 def test_an_engine_replica_killed_and_restarted_within_the_grace_period(fa: FaultArena, delay: int) -> None:
     fa.start_league(single_address=True)  # its bots know only this replica: they must wait for it
     running = fa.wait_mid_league()
