@@ -90,7 +90,7 @@ class LocalFolderBot:
     def close(self, keep_log: bool = False) -> None:
         """Stop its programs and remove what was built (``keep_log``: the build log stays, for a failed build)."""
         self.running.stop_all()
-        if not keep_log:
+        if not keep_log or not (self.root / "build.log").is_file():
             shutil.rmtree(self.root, ignore_errors=True)
             return
         for child in self.root.iterdir():
