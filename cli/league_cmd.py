@@ -64,6 +64,13 @@ def create(
     ] = 2,
     mirrored: Annotated[bool, typer.Option(help="Games of a pairing share deals with seats swapped.")] = True,
     champion: Annotated[str | None, typer.Option(help="The bot that runs the gauntlet.")] = None,
+    reference: Annotated[
+        str,
+        typer.Option(
+            help="gauntlet: place the bots you add on this ladder of reference bots (comma-separated, e.g. "
+            "random,greedy,strong), in as few games as the intervals allow; no --champion then."
+        ),
+    ] = "",
     k: Annotated[float, typer.Option(help="Elo K factor.")] = 24.0,
     initial: Annotated[float, typer.Option(help="Initial Elo rating.")] = 1500.0,
     seed: Annotated[str, typer.Option(help="Seed of every deal (default: the league name).")] = "",
@@ -117,7 +124,10 @@ def create(
     double-round-robin (two such cycles, seats swapped: 2 x --games games a
     pairing, the second cycle on new deals), gauntlet (--champion against every other bot), adaptive (a mirrored
     pair per pairing, then games between the neighbours the ladder is least sure
-    of, until they are settled or --budget is spent) and sprt (a challenger
+    of, until they are settled or --budget is spent), a placement (--format
+    gauntlet --reference A,B,C: every bot added is placed on that ladder of
+    reference bots with a 95% interval, playing the reference nearest its rating
+    until the interval is within 75 Elo or the budget of 400 games is spent) and sprt (a challenger
     against --champion in mirrored pairs until an SPRT of --elo0 against --elo1
     decides).
 
@@ -158,6 +168,12 @@ def create(
         fail(f"--clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
     league.clock, league.wall_cap_ms = clock, wall_cap_ms
     league.latency_credit_ms, league.time_bank_ms = latency_credit_ms, time_bank_ms
+    if reference:
+        league.reference = [b.strip() for b in reference.split(",") if b.strip()]
+        if len(league.reference) < 2 or len(set(league.reference)) != len(league.reference):
+            fail(f"--reference names two bots or more, each once: {reference!r}")
+        league.bots = _participants(store(), league.reference)
+        league.reference = league.bots
     if format == "sprt":
         from scheduler.sprt import SPRT
 
@@ -180,6 +196,16 @@ def add_bot(
     """Add participants (before the league starts): registered bots (`tablanette bot add`), or hosted
     versions that passed their preflight (`mybot@3`, or `mybot@latest` for the newest such)."""
     st = store()
+    bots = _participants(st, bots)
+    try:
+        league = st.add_bots(name, bots)
+    except LeagueError as exc:
+        fail(str(exc))
+    console.print(f"league {name}: {len(league.bots)} bots ({', '.join(league.bots)})", highlight=False)
+
+
+def _participants(st: LeagueStore, bots: list[str]) -> list[str]:
+    """The bots named, checked: registered with a valid token, or hosted versions (``mybot@latest`` resolved)."""
     tokens = BotTokens(st.r, st.prefix)
     versions = Versions(st.r, st.prefix)
     try:
@@ -194,11 +220,7 @@ def add_bot(
             fail(f"bot {bot!r} is not registered: register it first with `tablanette bot add {bot}`")
         if info.revoked:
             fail(f"bot {bot!r} has no valid token (revoked): `tablanette bot add {bot}` issues a new one")
-    try:
-        league = st.add_bots(name, bots)
-    except LeagueError as exc:
-        fail(str(exc))
-    console.print(f"league {name}: {len(league.bots)} bots ({', '.join(league.bots)})", highlight=False)
+    return bots
 
 
 def progress_bar() -> Progress:
@@ -340,7 +362,7 @@ def status(name: str, as_json: JsonOpt = False) -> None:
 
 
 def _note_line(note: dict[str, Any]) -> str:
-    """What an adaptive or SPRT league's planner concluded, in a line."""
+    """What an adaptive, placement or SPRT league's planner concluded, in a line."""
     if "decision" in note:
         verdict = {"H1": "H1 accepted: the challenger is better", "H0": "H0 accepted: the challenger is not better"}
         lo, hi = note["elo_interval"]
@@ -348,6 +370,18 @@ def _note_line(note: dict[str, Any]) -> str:
             f"SPRT {note['challenger']} vs {note['champion']}: "
             f"{verdict.get(note['decision'], note['decision'])}; LLR {note['llr']} in {note['bounds']}, "
             f"{note['games']} games, {note['elo']:+.1f} Elo [{lo:+.0f}, {hi:+.0f}]"
+        )
+    if "placed" in note:
+        said = [
+            f"{bot} {'placed' if p['placed'] else 'not placed yet'} at {p['rating']:.0f} "
+            f"[{p['interval'][0]:.0f}, {p['interval'][1]:.0f}]"
+            for bot, p in note["placed"].items()
+        ]
+        unsure = ", ".join(f"{a}/{b}" for a, b in note.get("unsure", []))
+        return (
+            f"placement: {'; '.join(said)} ({note.get('planned', 0)} of {note['budget']} games"
+            + (f"; references still unsure: {unsure}" if unsure else "")
+            + ")"
         )
     if note.get("settled"):
         return f"adaptive: every ladder neighbour is settled ({note.get('planned', 0)} of {note['budget']} games)"

@@ -38,7 +38,7 @@ import redis
 
 from engine_service.rules import Match, match_record
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
-from scheduler.planners import AdaptivePlanner, FixedPlanner, Planner, SprtPlanner
+from scheduler.planners import AdaptivePlanner, FixedPlanner, PlacementPlanner, Planner, SprtPlanner
 from scheduler.ratings import Outcome
 from store.client import outages_ridden_out
 from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
@@ -66,6 +66,11 @@ def planner_for(league: League) -> Planner:
         return AdaptivePlanner(league)
     if league.format == "sprt":
         return SprtPlanner(league)
+    if league.format == "gauntlet" and league.reference and league.rules.players == 2:
+        try:
+            return PlacementPlanner(league)
+        except ValueError as exc:
+            raise LeagueError(str(exc)) from None
     return FixedPlanner(_fixed_plan(league))
 
 

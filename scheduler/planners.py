@@ -15,10 +15,16 @@ with games played in-process.
   skill (``League.fit``) reads the neighbours off :mod:`scheduler.skill` instead.
 - :class:`SprtPlanner` (``--format sprt``): mirrored pairs between a challenger
   and the champion until a pentanomial SPRT accepts H0 or H1 (or the budget).
+- :class:`PlacementPlanner` (``--format gauntlet --reference A,B,C``): places
+  each newcomer on a ladder of reference bots: one mirrored pair per pairing as a
+  seed, then mirrored pairs of a newcomer against the reference nearest its
+  rating, and between references whose order is unsure, until each newcomer is
+  placed (see the class) or the game budget is spent.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -157,6 +163,95 @@ class SprtPlanner:
         n = len(planned) // 2
         first, second = (self.challenger, self.champion) if n % 2 == 0 else (self.champion, self.challenger)
         return mirrored_pair(first, second, self.seed, f"s{n + 1}", n + 1)
+
+    def note(self) -> dict[str, Any]:
+        return self._note
+
+
+PLACED_WITHIN = 75.0
+"""A newcomer is placed once its 95% interval is at most this many Elo either side of its rating
+(or once every reference is settled above or below it)."""
+PLACEMENT_BUDGET = 400
+"""The most games a placement plays by default (``--budget`` sets another)."""
+
+
+class PlacementPlanner:
+    """Place newcomers on a ladder of reference bots, in as few games as the intervals allow.
+
+    The league's bots are its references (``League.reference``) and its newcomers (the rest).
+    It starts as an adaptive league does, with one mirrored pair for every pairing (each
+    newcomer meets each reference, the references meet each other), and then, while results
+    land, asks for mirrored pairs where they teach the most:
+
+    - a newcomer not yet placed plays the reference nearest its rating (a game against a
+      far stronger or weaker bot says little), the next nearest while that pair is in flight;
+    - references next to each other on the ladder whose order is unsure play each other
+      (the ladder a newcomer is placed on must itself be sure).
+
+    A newcomer is *placed* when its 95% interval is within :data:`PLACED_WITHIN` of its
+    rating, or when every reference is settled above or below it (likelihood of superiority
+    past the league's confidence either way). Newcomers are never paired with each other: a
+    placement says where a bot stands among the references only.
+    """
+
+    def __init__(self, league: League) -> None:
+        self.league = league
+        self.seed = league.seed or league.league_id
+        self.references = [b for b in league.bots if b in league.reference]
+        self.newcomers = [b for b in league.bots if b not in league.reference]
+        missing = [b for b in league.reference if b not in league.bots]
+        if missing or len(self.references) < 2 or not self.newcomers:
+            raise ValueError(
+                "a placement gauntlet needs two references or more, every one of them in the league, and a "
+                f"newcomer to place (references: {', '.join(league.reference) or 'none'}; "
+                f"not in the league: {', '.join(missing) or 'none'}; newcomers: {', '.join(self.newcomers) or 'none'})"
+            )
+        self.budget = league.budget or PLACEMENT_BUDGET
+        self._note: dict[str, Any] = {"placed": {}, "budget": self.budget}
+
+    def initial(self) -> list[PlannedMatch]:
+        plan = plan_round_robin(self.references, games=2, seed=self.seed, double=False, mirrored=True)
+        for i, newcomer in enumerate(self.newcomers):
+            for j, ref in enumerate(self.references):
+                plan += mirrored_pair(newcomer, ref, self.seed, f"n{i + 1}r{j + 1}", 500 + i)
+        return plan
+
+    def more(
+        self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
+    ) -> list[PlannedMatch] | None:
+        fit = fit_ratings(outcomes, self.league.bots, self.league.initial, threshold=self.league.confidence)
+        rating = {r.bot: r for r in fit.ratings}
+        wanted: list[tuple[str, str]] = []
+        placed: dict[str, Any] = {}
+        for newcomer in self.newcomers:
+            r = rating[newcomer]
+            settled = all(
+                not self.league.confidence > fit.los(newcomer, ref) > 1 - self.league.confidence
+                for ref in self.references
+            )
+            done = settled or (r.high - r.low) / 2 <= PLACED_WITHIN
+            placed[newcomer] = {
+                "placed": done,
+                "rating": round(r.rating, 1),
+                "interval": [round(r.low, 1), round(r.high, 1)],
+            }
+            if not done:
+                nearest = sorted(self.references, key=lambda ref: abs(rating[ref].rating - r.rating))
+                wanted += [(newcomer, ref) for ref in nearest]
+        ladder = [r.bot for r in fit.ratings if r.bot in self.references]
+        unsure = [(a, b) for a, b in itertools.pairwise(ladder) if fit.los(a, b) < self.league.confidence]
+        self._note = {"placed": placed, "budget": self.budget, "planned": len(planned), "unsure": unsure}
+        if not wanted and not unsure:
+            return [] if in_flight else None
+        if len(planned) + 2 > self.budget:
+            self._note["budget spent"] = True
+            return [] if in_flight else None
+        flying = _units_in_flight(planned, in_flight)
+        for a, b in [*unsure, *wanted]:
+            if not flying[frozenset((a, b))]:
+                extra = sum(1 for m in planned if m.match_id.startswith("p")) // 2
+                return mirrored_pair(a, b, self.seed, f"p{extra + 1}", 2000 + extra)
+        return []
 
     def note(self) -> dict[str, Any]:
         return self._note

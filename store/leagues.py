@@ -104,6 +104,9 @@ class League:
     """``adaptive`` and ``sprt`` leagues: the most games they may play (0: the format's default)."""
     sprt: dict[str, float] = field(default_factory=dict)
     """``sprt`` leagues: elo0, elo1, alpha, beta."""
+    reference: list[str] = field(default_factory=list)
+    """``gauntlet`` leagues that place newcomers: the bots of the reference ladder (the others are placed
+    on it, :class:`scheduler.planners.PlacementPlanner`); empty: a plain gauntlet of ``champion``."""
     quarantine_illegal: int = 20
     """Illegal answers in one match that put a bot in quarantine (0: never)."""
     quarantine_timeouts: int = 10
@@ -202,6 +205,8 @@ class LeagueStore:
             raise LeagueError(f"unknown fit {league.fit!r}; one of: {', '.join(FITS)}")
         if league.absent_action not in ABSENT_ACTIONS:
             raise LeagueError(f"unknown absent action {league.absent_action!r}; one of: {', '.join(ABSENT_ACTIONS)}")
+        if league.reference and (league.format != "gauntlet" or league.rules.players != 2):
+            raise LeagueError("a reference ladder places newcomers in a two-player gauntlet: give --format gauntlet")
         if not self.r.sadd(Keys(self.prefix).leagues, league.league_id):
             raise LeagueError(f"league {league.league_id!r} already exists")
         self._save(league)
@@ -227,6 +232,7 @@ class LeagueStore:
                 "fit": league.fit,
                 "budget": league.budget,
                 "sprt": json.dumps(league.sprt),
+                "reference": json.dumps(league.reference),
                 "quarantine_illegal": league.quarantine_illegal,
                 "quarantine_timeouts": league.quarantine_timeouts,
                 "quarantine_forfeits": league.quarantine_forfeits,
@@ -268,6 +274,7 @@ class LeagueStore:
             fit=meta.get("fit", "win-loss"),
             budget=int(meta.get("budget", 0)),
             sprt=json.loads(meta.get("sprt", "{}")),
+            reference=json.loads(meta.get("reference", "[]")),
             quarantine_illegal=int(meta.get("quarantine_illegal", 20)),
             quarantine_timeouts=int(meta.get("quarantine_timeouts", 10)),
             quarantine_forfeits=int(meta.get("quarantine_forfeits", 3)),

@@ -72,3 +72,25 @@ def test_an_sprt_league_accepts_a_better_challenger(arena: Arena) -> None:
     assert note["decision"] == "H1" and note["challenger"] == "chal" and note["elo"] > 100
     assert note["llr"] >= note["bounds"][1]
     assert "H1 accepted: the challenger is better" in cli(arena, "league", "status", "v2")
+
+
+def test_a_placement_gauntlet_places_a_newcomer_on_the_reference_ladder(arena: Arena) -> None:
+    """Real processes, short games: the newcomer is planned against references only, the league ends by
+    itself within its budget, and the status says where the newcomer stands (the statistics of a placement
+    are checked in-process: tests/scheduler/test_planners.py, bench/placement.py)."""
+    start(arena, {**REFERENCE, "newcomer": "greedy"})
+    refused = arena.tablanette("league", "create", "bad", "--reference", "random,greedy")
+    assert refused.returncode == 2 and "give --format gauntlet" in refused.stderr
+    unknown = arena.tablanette("league", "create", "bad2", "--format", "gauntlet", "--reference", "random,nobody")
+    assert unknown.returncode == 2 and "bot 'nobody' is not registered" in unknown.stderr
+    cli(arena, "league", "create", "pl", "--format", "gauntlet", "--reference", "random,greedy,strong",
+        "--budget", "24", "--rule", "deals=1")  # fmt: skip
+    cli(arena, "league", "add-bot", "pl", "newcomer")
+    cli(arena, "league", "start", "pl", "--window", "4")
+    store = LeagueStore(arena.redis, arena.prefix)
+    status, note = store.status("pl"), store.note("pl")
+    assert status.status == "finished" and status.failed == 0 and status.total <= 24
+    placed = note["placed"]["newcomer"]
+    assert placed["interval"][0] < placed["rating"] < placed["interval"][1]
+    assert store.load("pl").bots == ["random", "greedy", "strong", "newcomer"]
+    assert "placement: newcomer" in cli(arena, "league", "status", "pl")

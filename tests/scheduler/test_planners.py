@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
+import pytest
+
 from engine_service.rules import Rules
 from scheduler.league import planner_for
 from scheduler.offline import play_league
 from scheduler.pairings import PlannedMatch
-from scheduler.planners import AdaptivePlanner
+from scheduler.planners import AdaptivePlanner, PlacementPlanner
 from scheduler.ratings import Outcome, fit_ratings
-from store.leagues import League
+from store.leagues import League, LeagueError
 
 RULES = Rules.preset("tablic", deals=1)
 
@@ -68,3 +72,58 @@ def test_an_adaptive_league_of_real_bots_orders_them_and_stops_when_settled() ->
     fit = fit_ratings(outcomes, threshold=lg.confidence)
     assert [r.bot for r in fit.ratings] == ["strong", "greedy", "random"]
     assert fit.settled() and len(outcomes) < lg.budget  # it stopped because the ladder was sure, not the budget
+
+
+def placement(bots: list[str], reference: list[str], budget: int = 0) -> League:
+    lg = League("pl", RULES, "gauntlet", 2, True, seed="pl", bots=bots)
+    lg.reference, lg.budget = reference, budget
+    return lg
+
+
+def test_a_placement_starts_with_every_reference_pairing_and_each_newcomer_against_each_reference() -> None:
+    planner = planner_for(placement(["r1", "r2", "r3", "new"], ["r1", "r2", "r3"]))
+    assert isinstance(planner, PlacementPlanner)
+    plan = planner.initial()
+    pairings = Counter(frozenset(m.seats) for m in plan)
+    refs = {frozenset(p) for p in (("r1", "r2"), ("r1", "r3"), ("r2", "r3"))}
+    assert set(pairings) == refs | {frozenset(("new", r)) for r in ("r1", "r2", "r3")}
+    assert all(n == 2 for n in pairings.values())  # one mirrored pair each
+    assert len({m.match_id for m in plan}) == len(plan)
+
+
+def test_a_newcomer_plays_the_reference_nearest_its_rating() -> None:
+    planner = PlacementPlanner(placement(["weak", "mid", "top", "new"], ["weak", "mid", "top"]))
+    plan = planner.initial()
+    # the references are well apart; the newcomer beat weak, split with mid, lost to top
+    outcomes = [won(f"wm{i}", "mid", "weak") for i in range(12)] + [won(f"mt{i}", "top", "mid") for i in range(12)]
+    outcomes += [won(f"wt{i}", "top", "weak") for i in range(12)] + [won(f"nw{i}", "new", "weak") for i in range(6)]
+    outcomes += [won(f"nt{i}", "top", "new") for i in range(6)] + [won("nm1", "new", "mid"), won("nm2", "mid", "new")]
+    more = planner.more(outcomes, plan, [])
+    assert more is not None and {frozenset(m.seats) for m in more} == {frozenset(("new", "mid"))}
+    assert planner.note()["placed"]["new"]["placed"] is False
+    # with that pair in flight, the next nearest reference
+    again = planner.more(outcomes, [*plan, *more], [m.match_id for m in more])
+    assert again is not None and len(again) == 2 and "new" in again[0].seats and "mid" not in again[0].seats
+    assert {m.match_id for m in again}.isdisjoint(m.match_id for m in [*plan, *more])
+
+
+def test_a_placement_without_a_newcomer_or_with_a_reference_missing_is_refused() -> None:
+    with pytest.raises(LeagueError, match="newcomer to place"):
+        planner_for(placement(["a", "b"], ["a", "b"]))
+    with pytest.raises(LeagueError, match="not in the league: c"):
+        planner_for(placement(["a", "b", "new"], ["a", "b", "c"]))
+
+
+def test_a_copy_of_a_reference_is_placed_within_its_interval_in_fewer_games_than_the_budget() -> None:
+    """The issue's check, on bots of known, close strength: a fresh copy of one reference placed on the
+    ladder lands where that reference stands (its interval holds the reference's rating)."""
+    specs = {"random": "random", "half": "greedy:eps=0.5", "greedy": "greedy", "copy": "greedy:eps=0.5"}
+    lg = placement(list(specs), ["random", "half", "greedy"], budget=400)
+    planner = PlacementPlanner(lg)
+    outcomes = play_league(planner, RULES, specs)
+    fit = fit_ratings(outcomes, threshold=lg.confidence)
+    rating = {r.bot: r for r in fit.ratings}
+    placed = planner.note()["placed"]["copy"]
+    assert placed["placed"] and len(outcomes) < lg.budget
+    assert rating["copy"].low <= rating["half"].rating <= rating["copy"].high
+    assert [r.bot for r in fit.ratings if r.bot != "copy"] == ["greedy", "half", "random"]
