@@ -1,4 +1,4 @@
-"""Built-in bots by name, with parameters: the reference strength ladder random < greedy < strong.
+"""Built-in bots by name, with parameters: the reference strength ladder random < greedy < strong < expert.
 
 A bot is named by a *spec*: its kind, optionally followed by parameters, each
 after a colon: ``greedy:eps=0.05`` (greedy, but a random legal play 5% of the
@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Bot
+from .expert import ExpertBot
 from .greedy import GreedyBot
 from .random_bot import RandomBot
 from .strong import StrongBot
@@ -29,11 +30,13 @@ BUILTIN_BOTS: dict[str, Callable[..., Bot]] = {
     "random": lambda seed: RandomBot(seed),
     "greedy": lambda seed, **kw: GreedyBot(seed, **kw),
     "strong": lambda seed, **kw: StrongBot(seed, **kw),
+    "expert": lambda seed, **kw: ExpertBot(seed, **kw),
 }
 PARAMETERS: dict[str, dict[str, type]] = {
     "random": {},
     "greedy": {"eps": float},
     "strong": {"samples": int, "follow_up": float, "eps": float},
+    "expert": {"ms": int, "worlds": int, "share": float, "eps": float},
 }
 """Each kind's parameters and their types."""
 
