@@ -16,9 +16,6 @@ from store import printable
 from store.audit import AuditLog
 from store.client import connect
 from store.leagues import (
-    ABSENT_ACTIONS,
-    CLOCKS,
-    FITS,
     FORMATS,
     MAX_LATENCY_CREDIT_MS,
     MAX_TIME_BANK_MS,
@@ -154,20 +151,29 @@ def create(
     on skill).
     """
     rules = build_rules(preset, players, rule)
-    if absent_action not in ABSENT_ACTIONS:
-        fail(f"--absent-action must be one of {', '.join(ABSENT_ACTIONS)}, not {absent_action!r}")
-    league = League(name, rules, format, games, mirrored, champion, k, initial, seed)
-    league.absent_timeout, league.absent_action = absent_timeout, absent_action
-    league.confidence, league.budget = confidence, budget
-    if fit not in FITS:
-        fail(f"--fit must be one of {', '.join(FITS)}, not {fit!r}")
-    league.fit = fit
-    league.quarantine_illegal, league.quarantine_timeouts = quarantine_illegal, quarantine_timeouts
-    league.quarantine_forfeits = quarantine_forfeits
-    if clock not in CLOCKS:
-        fail(f"--clock must be one of {', '.join(CLOCKS)}, not {clock!r}")
-    league.clock, league.wall_cap_ms = clock, wall_cap_ms
-    league.latency_credit_ms, league.time_bank_ms = latency_credit_ms, time_bank_ms
+    league = League(
+        name,
+        rules,
+        format=format,
+        games=games,
+        mirrored=mirrored,
+        champion=champion,
+        k=k,
+        initial=initial,
+        seed=seed,
+        absent_timeout=absent_timeout,
+        absent_action=absent_action,
+        confidence=confidence,
+        fit=fit,
+        budget=budget,
+        quarantine_illegal=quarantine_illegal,
+        quarantine_timeouts=quarantine_timeouts,
+        quarantine_forfeits=quarantine_forfeits,
+        clock=clock,
+        wall_cap_ms=wall_cap_ms,
+        latency_credit_ms=latency_credit_ms,
+        time_bank_ms=time_bank_ms,
+    )  # store().create checks them all
     if reference:
         league.reference = [b.strip() for b in reference.split(",") if b.strip()]
         if len(league.reference) < 2 or len(set(league.reference)) != len(league.reference):

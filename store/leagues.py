@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Protocol
 
 import redis
@@ -44,9 +44,9 @@ return added
 """
 ABSENT_ACTIONS = ("pause", "forfeit")
 CLOCKS = ("wall", "cpu")
+"""What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
 FITS = ("win-loss", "skill")
 """What may order a league's ladder (:attr:`League.fit`)."""
-"""What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
 MAX_LATENCY_CREDIT_MS = 10_000
 """The largest latency credit a league may give (a round trip longer than 10 s is no network to play on)."""
 MAX_TIME_BANK_MS = 3_600_000
@@ -126,6 +126,43 @@ class League:
     time_bank_ms: int = 0
     """Each bot's reserve for a match on top of the move time, as on a chess clock (0: none);
     see :class:`engine_service.time_control.MatchClock`."""
+
+
+_SETTINGS = [f for f in fields(League) if f.name not in ("league_id", "rules")]
+"""The fields stored as they are, one hash field each (the rules are stored whole, with the seat count)."""
+
+
+def _default(f: Field[Any]) -> Any:
+    return f.default_factory() if f.default_factory is not MISSING else f.default
+
+
+def _stored(league: League) -> dict[Any, str | int | float]:
+    """The league's meta hash: every setting in the form :func:`_read` reads back."""
+    out: dict[Any, str | int | float] = {"rules": json.dumps(league.rules.to_record()), "players": league.rules.players}
+    for f in _SETTINGS:
+        value = getattr(league, f.name)
+        if isinstance(value, bool):
+            out[f.name] = int(value)
+        elif isinstance(value, list | dict):
+            out[f.name] = json.dumps(value)
+        else:
+            out[f.name] = "" if value is None else value
+    return out
+
+
+def _read(raw: str, default: Any) -> Any:
+    """A stored setting, as the type of its default (a setting missing from an older league gets its default)."""
+    if isinstance(default, bool):
+        return raw == "1"
+    if isinstance(default, int):
+        return int(raw)
+    if isinstance(default, float):
+        return float(raw)
+    if isinstance(default, list | dict):
+        return json.loads(raw)
+    if default is None:  # optional text: "" is none
+        return raw or None
+    return raw
 
 
 @dataclass
@@ -212,37 +249,7 @@ class LeagueStore:
         self._save(league)
 
     def _save(self, league: League) -> None:
-        self.r.hset(
-            self.keys(league.league_id).meta,
-            mapping={
-                "rules": json.dumps(league.rules.to_record()),
-                "players": league.rules.players,
-                "format": league.format,
-                "games": league.games,
-                "mirrored": int(league.mirrored),
-                "champion": league.champion or "",
-                "k": league.k,
-                "initial": league.initial,
-                "seed": league.seed,
-                "bots": json.dumps(league.bots),
-                "status": league.status,
-                "absent_timeout": league.absent_timeout,
-                "absent_action": league.absent_action,
-                "confidence": league.confidence,
-                "fit": league.fit,
-                "budget": league.budget,
-                "sprt": json.dumps(league.sprt),
-                "reference": json.dumps(league.reference),
-                "quarantine_illegal": league.quarantine_illegal,
-                "quarantine_timeouts": league.quarantine_timeouts,
-                "quarantine_forfeits": league.quarantine_forfeits,
-                "preflight": league.preflight,
-                "clock": league.clock,
-                "wall_cap_ms": league.wall_cap_ms,
-                "latency_credit_ms": league.latency_credit_ms,
-                "time_bank_ms": league.time_bank_ms,
-            },
-        )
+        self.r.hset(self.keys(league.league_id).meta, mapping=_stored(league))
 
     def exists(self, league_id: str) -> bool:
         return bool(self.r.exists(self.keys(league_id).meta))
@@ -256,34 +263,8 @@ class LeagueStore:
             rules = Rules.from_record(json.loads(meta["rules"]), players=int(meta["players"]))
         except (TablanetteError, ValueError) as exc:
             raise LeagueError(f"league {league_id!r} has invalid rules: {exc}") from None
-        return League(
-            league_id=league_id,
-            rules=rules,
-            format=meta["format"],
-            games=int(meta["games"]),
-            mirrored=meta["mirrored"] == "1",
-            champion=meta["champion"] or None,
-            k=float(meta["k"]),
-            initial=float(meta["initial"]),
-            seed=meta["seed"],
-            bots=json.loads(meta["bots"]),
-            status=meta["status"],
-            absent_timeout=float(meta.get("absent_timeout", 600)),
-            absent_action=meta.get("absent_action", "pause"),
-            confidence=float(meta.get("confidence", 0.975)),
-            fit=meta.get("fit", "win-loss"),
-            budget=int(meta.get("budget", 0)),
-            sprt=json.loads(meta.get("sprt", "{}")),
-            reference=json.loads(meta.get("reference", "[]")),
-            quarantine_illegal=int(meta.get("quarantine_illegal", 20)),
-            quarantine_timeouts=int(meta.get("quarantine_timeouts", 10)),
-            quarantine_forfeits=int(meta.get("quarantine_forfeits", 3)),
-            preflight=meta.get("preflight", ""),
-            clock=meta.get("clock", "wall"),
-            wall_cap_ms=int(meta.get("wall_cap_ms", 0)),
-            latency_credit_ms=int(meta.get("latency_credit_ms", 0)),
-            time_bank_ms=int(meta.get("time_bank_ms", 0)),
-        )
+        settings = {f.name: _read(meta[f.name], _default(f)) for f in _SETTINGS if f.name in meta}
+        return League(league_id=league_id, rules=rules, **settings)
 
     def delete(self, league_id: str) -> bool:
         """Remove a league and everything it holds (its plan, matches, records, ratings); False if none."""
