@@ -16,11 +16,11 @@ def web(
     """Serve the web ladder: ladders, tournaments, bot pages, replays, and the JSON API."""
     import uvicorn
 
-    from store.client import connect, redacted
+    from store.client import connect, connect_async, redacted
     from web.app import create_app
 
     settings = arena_settings()
-    app = create_app(connect(settings.redis_url), settings.prefix)
+    app = create_app(connect(settings.redis_url), settings.prefix, live_redis=connect_async(settings.redis_url))
     console.print(
         f"web ladder on http://{host}:{port}/ (redis {redacted(settings.redis_url)}, prefix {settings.prefix!r}); "
         f"API at http://{host}:{port}/api",

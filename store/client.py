@@ -373,3 +373,13 @@ def connect_async(url: str, ride_out: bool = False, max_connections: int | None 
         return redis.asyncio.Redis.from_url(url, **kwargs)
     pool = redis.asyncio.BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=None, **kwargs)
     return redis.asyncio.Redis(connection_pool=pool)
+
+
+def async_twin(client: redis.Redis) -> redis.asyncio.Redis:
+    """An asyncio client of the server ``client`` talks to (a plain one: a Sentinel-managed arena passes
+    :func:`connect_async` of its URL instead)."""
+    kw = client.connection_pool.connection_kwargs
+    keep = {k: kw[k] for k in ("host", "port", "db", "username", "password", "socket_timeout") if k in kw}
+    if "path" in kw:
+        return redis.asyncio.Redis(unix_socket_path=kw["path"], **keep)
+    return redis.asyncio.Redis(**keep)

@@ -161,6 +161,10 @@ class LeagueKeys:
         """String with a TTL: the token of the runner that plays the match now."""
         return f"{self.base}:lease:{match_id}"
 
+    def live(self, match_id: str) -> str:
+        """Stream with a TTL: a running match's public events for spectators (:mod:`store.live`)."""
+        return f"{self.base}:live:{match_id}"
+
     def state_set(self, state: str) -> str:
         """Set of the match ids in ``state`` (queued, running or failed; a done match is in
         :attr:`finished_order`, which counts them)."""

@@ -17,9 +17,10 @@ from typing import Annotated
 
 import redis
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from redis.asyncio import Redis as AsyncRedis
 from starlette.concurrency import run_in_threadpool
 
 from config import ArenaSettings, load_settings
@@ -27,11 +28,13 @@ from hosting.manifest import ManifestError
 from hosting.source import MAX_PACKED, SourceError
 from hosting.submit import from_archive
 from scheduler.ladder import LOS_TOP
-from store import printable
+from store import live, printable
 from store.audit import AuditLog
+from store.client import async_twin
 from store.leagues import LeagueError
 from store.versions import Quota, QuotaError, VersionError
 from web import queries
+from web.live import LiveHub, sse, stream
 from web.queries import Reads
 from web.replay import luck_curve, replay_frames
 
@@ -49,9 +52,12 @@ def _reads(request: Request) -> Reads:
 ReadsDep = Annotated[Reads, Depends(_reads)]
 
 
-def create_app(client: redis.Redis, prefix: str, settings: ArenaSettings | None = None) -> FastAPI:
+def create_app(
+    client: redis.Redis, prefix: str, settings: ArenaSettings | None = None, live_redis: AsyncRedis | None = None
+) -> FastAPI:
     """The app over the arena under ``prefix``; ``settings`` give the hosted bots' quotas (default:
-    the environment's, as every process reads them)."""
+    the environment's, as every process reads them); ``live_redis``: the same Redis on an asyncio client,
+    for the live streams (default: one made from ``client``'s connection settings)."""
     app = FastAPI(
         title="Tablanette Arena API",
         version="1",
@@ -67,6 +73,7 @@ def create_app(client: redis.Redis, prefix: str, settings: ArenaSettings | None 
         "or submission) or 429 (more versions this hour than a bot may submit; `Retry-After` says when).",
     )
     app.state.reads = Reads.open(client, prefix)
+    app.state.live = LiveHub(live_redis or async_twin(client))
     app.state.quota = Quota.of(settings or load_settings())
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(pages)
@@ -110,6 +117,11 @@ def league_page(league_id: str) -> FileResponse:
 @pages.get("/leagues/{league_id}/bots/{bot}")
 def bot_page(league_id: str, bot: str) -> FileResponse:
     return _page("bot.html")
+
+
+@pages.get("/leagues/{league_id}/live/{match_id:path}")
+def live_page(league_id: str, match_id: str) -> FileResponse:
+    return _page("live.html")
 
 
 @pages.get("/leagues/{league_id}/replay/{match_id:path}")
@@ -203,6 +215,38 @@ def api_replay(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
     record = queries.record(reads, league_id, match_id)
     header = {k: v for k, v in record.items() if k != "deals"}
     return JSONResponse({"record": header, "frames": replay_frames(record), "luck": luck_curve(record)})
+
+
+@api.get(
+    "/leagues/{league_id}/live/{match_id:path}",
+    tags=["matches"],
+    summary="A running match's public events as Server-Sent Events (id <attempt>-<n>, event: its kind, data: "
+    "its JSON) until it is over; resume with Last-Event-ID (or ?after=). No card of a hand is shown before the "
+    "deal it belongs to is over; a finished match answers one `finished` event naming its replay",
+    response_class=StreamingResponse,
+)
+async def api_live(
+    request: Request, reads: ReadsDep, league_id: str, match_id: str, after: str | None = None
+) -> StreamingResponse:
+    raw = request.headers.get("last-event-id") or after
+    try:
+        resume = live.parse_event_id(raw) if raw else None
+    except ValueError as exc:
+        raise HTTPException(400, f"Last-Event-ID: {exc}") from None
+    fields = await run_in_threadpool(reads.leagues.match, league_id, match_id)
+    if not fields or not await run_in_threadpool(reads.leagues.exists, league_id):
+        raise LeagueError(f"no match {match_id!r} in league {league_id!r}")
+    keys = reads.leagues.keys(league_id)
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    hub: LiveHub = request.app.state.live
+    if fields.get("status") in ("done", "failed"):  # what is left of its stream (kept a while), or its replay
+        kept = await live.read_after_async(hub.r, keys, match_id, resume)
+        if not kept:
+            replay = f"/leagues/{league_id}/replay/{match_id}"
+            kept = [("0-0", {"kind": "finished", "status": fields["status"], "replay": replay})]
+        body = iter([sse(entry_id, event) for entry_id, event in kept])
+        return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+    return StreamingResponse(stream(hub, keys, match_id, resume), media_type="text/event-stream", headers=headers)
 
 
 @api.get(

@@ -51,6 +51,7 @@ from store.results import LeagueResults
 from store.slots import GameSlots
 from store.units import mirror_unit
 from worker import metrics
+from worker.live import LiveMatch
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
 
 log = logging.getLogger("tablanette.worker")
@@ -153,11 +154,11 @@ def _attempt(
 ) -> str:
     """One try at a claimed match: play it and commit it (``starts`` counts the tries that began)."""
     started = time.monotonic()
-    store.r.hincrby(keys.match(match_id), "starts", 1)
+    attempt = int(store.r.hincrby(keys.match(match_id), "starts", 1))
     store.ledger.set_state(keys, match_id, "running", worker=worker_id, started_at=f"{time.time():.3f}", waiting="")
     league = store.load(keys.league)  # the one reader of a league's settings
     try:
-        outcome = asyncio.run(_run(settings, keys, match_id, league, seed, seats, lease))
+        outcome = asyncio.run(_run(settings, keys, match_id, league, seed, seats, lease, attempt))
     except TimeoutError:  # the limit covers the longest possible match: only a stall gets here
         raise ArenaFault(f"stalled past the time limit of {settings.task_time_limit} s") from None
     conduct = [asdict(c) for c in outcome.conduct]
@@ -214,8 +215,10 @@ async def _run(
     seed: str,
     seats: list[str],
     lease: MatchLease,
+    attempt: int,
 ) -> MatchOutcome:
-    """The match, cancelled at once if the lease is lost; arena errors become :class:`ArenaFault`."""
+    """The match (published live as it is played, try ``attempt``), cancelled at once if the lease is lost;
+    arena errors become :class:`ArenaFault`."""
     aredis: AsyncRedis = connect_async(settings.redis_url, ride_out=True)
     tls_ca = Path(settings.tls_ca).read_bytes() if settings.tls_ca else None
     runner = MatchRunner(
@@ -225,8 +228,10 @@ async def _run(
         tls_ca=tls_ca,
     )
     loop = asyncio.get_running_loop()
+    control = TimeControl.of_league(league)
+    watched = LiveMatch(aredis, keys, match_id, attempt, league.rules, seed, control)
     play = asyncio.ensure_future(
-        runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}", TimeControl.of_league(league))
+        runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}", control, watched.answered)
     )
 
     def stop_playing() -> None:  # called from the lease's thread
@@ -248,6 +253,7 @@ async def _run(
             raise ArenaFault(f"engine service: {exc.code().name}: {exc.details()}") from None
         raise
     finally:
+        await watched.close()
         await runner.close()
         await aredis.aclose()
 

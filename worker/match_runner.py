@@ -32,7 +32,7 @@ from redis.asyncio import Redis
 
 from engine_service import convert
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
-from engine_service.driver import MatchDriver, Outcome, SeatConduct
+from engine_service.driver import Answered, MatchDriver, Outcome, SeatConduct
 from engine_service.rules import GameRecord, Match, RecordError, Rules, verify_record
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
@@ -129,10 +129,17 @@ class MatchRunner:
         return out
 
     async def play(
-        self, rules: Rules, seed: str, bots: Sequence[str], game_id: str, control: TimeControl | None = None
+        self,
+        rules: Rules,
+        seed: str,
+        bots: Sequence[str],
+        game_id: str,
+        control: TimeControl | None = None,
+        answered: Answered | None = None,
     ) -> MatchOutcome:
         """Play one match; ``bots[s]`` is the bot name at seat ``s``; ``control``: the league's time
-        control (:class:`engine_service.time_control.TimeControl`; None: the rules' move time on the wall clock)."""
+        control (:class:`engine_service.time_control.TimeControl`; None: the rules' move time on the wall clock);
+        ``answered``: told of every answer of the match, in order, whoever asked it (spectators' feed)."""
         if len(bots) != rules.players:
             raise ValueError(f"{len(bots)} bots for {rules.players} seats")
         control = control.check(rules) if control is not None else TimeControl.of_rules(rules)
@@ -142,22 +149,19 @@ class MatchRunner:
         answers: list[tuple[int, dpb.PlayResponse]] = []
         end, fault = None, None
         if self.replica_matches:
-            end, fault = await self._play_on_replica(game, seed, bots, control, answers)
+            end, fault = await self._play_on_replica(game, seed, bots, control, answers, answered)
         on_replica = len(answers)
         if end is not None:
             record, conduct, times = self._finished(end, seed, labels, game_id)
         else:
             driver = MatchDriver(rules, seed, game_id, control, answers)
-            await driver.play(RemoteTransport(self, bots, game, control, fault), self._answered)
+            await driver.play(RemoteTransport(self, bots, game, control, fault), answered)
             record, conduct, times = driver.record(labels), driver.conduct, driver.times
             if driver.turn_id > on_replica:  # the replica announces a match it played to the end
                 await self._announce_end(driver.match, bots, game_id)
         moves = sum(len(d["plays"]) for d in record["deals"])
         extra = {"turns_on_replica": on_replica}
         return MatchOutcome(record, conduct, time.monotonic() - started, moves, extra, times)
-
-    def _answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
-        """Told of each turn's answer, from the replica playing the match or from this runner's driver."""
 
     @staticmethod
     def _finished(
@@ -184,6 +188,7 @@ class MatchRunner:
         bots: Sequence[str],
         control: TimeControl,
         answers: list[tuple[int, dpb.PlayResponse]],
+        answered: Answered | None,
     ) -> tuple[dpb.MatchEnd | None, str | None]:
         """Let the replica holding every bot play the match, keeping its answers in ``answers``.
 
@@ -212,7 +217,8 @@ class MatchRunner:
                         return None, None
                     else:
                         answers.append((event.seat, event.response))
-                        self._answered(event.turn_id, event.seat, event.response)
+                        if answered is not None:
+                            answered(event.turn_id, event.seat, event.response)
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:  # a replica of an older version: turn by turn
                 return None, None

@@ -28,6 +28,7 @@ import pytest
 from arena_harness import REDIS_URL, Arena, Proc
 from redis.asyncio import Redis
 
+from engine_service.driver import Answered
 from engine_service.rules import Rules, verify_record
 from engine_service.time_control import TimeControl
 from store.keys import Keys
@@ -223,8 +224,23 @@ class ObservedRunner(MatchRunner):
         self.responses: list[tuple[int, dpb.PlayResponse]] = []
         self.changed = threading.Condition()
 
+    async def play(
+        self,
+        rules: Rules,
+        seed: str,
+        bots: Sequence[str],
+        game_id: str,
+        control: TimeControl | None = None,
+        answered: Answered | None = None,
+    ) -> MatchOutcome:
+        def noted(turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
+            self._answered(turn_id, seat, resp)
+            if answered is not None:
+                answered(turn_id, seat, resp)
+
+        return await super().play(rules, seed, bots, game_id, control, noted)
+
     def _answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
-        super()._answered(turn_id, seat, resp)
         with self.changed:
             self.answers.append((seat, resp.outcome))
             self.responses.append((seat, resp))

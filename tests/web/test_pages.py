@@ -7,16 +7,20 @@ workers (see conftest.py); the pages are read the way a visitor sees them.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+import httpx
 import pytest
 from web_kit import DESKTOP, LEAGUE, PHONE, SLOW_BOTS, Site, Tab, open_tab
 
 from cli.local import CLI
+from engine_service.rules import Match, Play, Rules
+from engine_service.rules.cards import card_names
 from store.codec import text
 from store.keys import LeagueKeys
 from store.leagues import LeagueStore
@@ -36,9 +40,9 @@ def finished_ids(site: Site) -> list[str]:
     return [text(m) for m in site.arena.redis.lrange(keys(site).finished_order, 0, -1)]
 
 
-def record(site: Site, match_id: str) -> dict[str, Any]:
+def record(site: Site, match_id: str, league: str = LEAGUE) -> dict[str, Any]:
     """The match's record as the store gives it to every reader (decoded from its compact form)."""
-    rec = LeagueResults(site.arena.redis, site.arena.prefix).record(LEAGUE, match_id)
+    rec = LeagueResults(site.arena.redis, site.arena.prefix).record(league, match_id)
     assert rec is not None, match_id
     return dict(rec)
 
@@ -668,3 +672,129 @@ def test_a_league_fitted_on_skill_shows_its_skill_ladder(tab: Tab, site: Site) -
     assert "Ordered by skill" in page.locator("#ladder-legend").inner_text()
     tab.open(f"/leagues/{league}/bots/{order[0]}")
     assert page_number(tab.text("skill-rating")) == pytest.approx(data["rows"][0]["skill"], abs=0.051)
+
+
+# ------------------------------------------------------------------ matches watched live
+
+
+def _league_of_slow_bots(site: Site, league: str) -> Any:
+    """A league of the slow bots, fed in the background; returns the feeder once a match is running."""
+    site.cli("league", "create", league, "--games", "2", "--rule", "deals=2")
+    site.cli("league", "add-bot", league, *SLOW_BOTS)
+    feeder = site.arena.spawn(f"feeder-{league}", [*CLI, "league", "start", league, "--window", "1"])
+    store = LeagueStore(site.arena.redis, site.arena.prefix)
+    deadline = time.monotonic() + 30
+    while not any(store.match(league, m).get("status") == "running" for m in store.match_ids(league)):
+        assert time.monotonic() < deadline, feeder.text()
+        time.sleep(0.02)
+    return feeder
+
+
+def _running_match(site: Site, league: str) -> str:
+    store = LeagueStore(site.arena.redis, site.arena.prefix)
+    return next(m for m in store.match_ids(league) if store.match(league, m).get("status") == "running")
+
+
+def _sse(site: Site, path: str, last_id: str | None = None, limit: int | None = None) -> list[tuple[str, str, Any]]:
+    """(id, event, data) of the stream's messages, the first ``limit`` of them or to its end."""
+    headers = {"Last-Event-ID": last_id} if last_id else {}
+    got: list[tuple[str, str, Any]] = []
+    with httpx.stream("GET", site.url(path), headers=headers, timeout=60) as res:
+        assert res.status_code == 200 and res.headers["content-type"].startswith("text/event-stream")
+        fields: dict[str, str] = {}
+        for line in res.iter_lines():
+            if line == "":
+                if "data" in fields:
+                    got.append((fields.get("id", ""), fields.get("event", "message"), json.loads(fields["data"])))
+                    if limit is not None and len(got) >= limit:
+                        return got
+                fields = {}
+            elif not line.startswith(":"):
+                name, _, value = line.partition(": ")
+                fields[name] = value
+    return got
+
+
+def _hidden(match: Any) -> set[str]:
+    cards = 0
+    for hand in match.deal.hands:
+        cards |= hand
+    for later in match.deal.layout.rounds[match.deal.round + 1 :]:
+        for hand in later:
+            cards |= hand
+    return set(card_names(cards))
+
+
+def test_a_match_is_watched_live_and_no_hidden_card_reaches_its_spectators(site: Site) -> None:
+    """A spectator reads a running match's stream, drops it, comes back with Last-Event-ID and reads on to the
+    end; another asks from an old id. Every event comes once, in order; replayed against the match's record,
+    no event about the deal in play names a card then in a hand or in the stock."""
+    league = "watched"
+    feeder = _league_of_slow_bots(site, league)
+    try:
+        mid = _running_match(site, league)
+        path = f"/api/leagues/{league}/live/{mid}"
+        first = _sse(site, path, limit=25)
+        rest = _sse(site, path, last_id=first[-1][0])
+        events = first + rest
+        assert events[-1][1] == "over"
+        attempt = events[0][0].split("-")[0]
+        assert [e[0] for e in events] == [f"{attempt}-{n}" for n in range(1, len(events) + 1)]  # none missed or twice
+        assert _sse(site, path, last_id=events[9][0]) == events[10:]  # an old id resumes after it
+        kinds = [e[1] for e in events]
+        assert kinds.count("deal") == kinds.count("deal-over") == kinds.count("hands") == 2
+
+        deadline = time.monotonic() + 30
+        while LeagueStore(site.arena.redis, site.arena.prefix).match(league, mid).get("status") != "done":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        rec = record(site, mid, league)
+        replay = Match(Rules.from_record(rec["rules"], players=len(rec["players"])), rec["seed"])
+        plays = iter([p for d in rec["deals"] for p in d["plays"]])
+        leaks = []
+        for entry_id, kind, data in events:
+            if kind == "play":
+                played = next(plays)
+                assert data["card"] == played["card"] and data["seat"] == played["seat"], (entry_id, played)
+                captured = " ".join(played["captured"])
+                replay.play(
+                    Play.parse(f"{played['card']}:{captured.replace(' ', ',')}" if captured else played["card"])
+                )
+            about_now = data.get("deal") == len(replay.deals) and not replay.is_over
+            named = set(re.findall(r'"([2-9TJQKA][CDHS])"', json.dumps(data)))
+            if about_now and named & _hidden(replay):
+                leaks.append((entry_id, kind, sorted(named & _hidden(replay))))
+        assert not leaks, leaks[:3]
+
+        assert _sse(site, path, last_id=events[-3][0]) == events[-2:]  # kept a while after the end
+        site.arena.redis.delete(LeagueStore(site.arena.redis, site.arena.prefix).keys(league).live(mid))
+        finished = _sse(site, path)  # its stream gone: its replay
+        assert [(k, d["replay"]) for _, k, d in finished] == [("finished", f"/leagues/{league}/replay/{mid}")]
+        bad = httpx.get(site.url(path), headers={"Last-Event-ID": "seven"}, timeout=10)
+        assert bad.status_code == 400 and "event id is <attempt>-<number>" in bad.json()["detail"]
+        assert httpx.get(site.url(f"/api/leagues/{league}/live/nope"), timeout=10).status_code == 404
+        feeder.popen.wait(60)
+    finally:
+        feeder.stop(signal.SIGTERM)
+
+
+def test_the_live_page_advances_without_reloading_and_ends_on_the_replay(tab: Tab, site: Site) -> None:
+    league = "onscreen"
+    feeder = _league_of_slow_bots(site, league)
+    try:
+        mid = _running_match(site, league)
+        page = tab.open(f"/leagues/{league}/live/{mid}")
+        tab.mark_document()
+        page.wait_for_selector('[data-testid="live-play"]', timeout=30_000)
+        seen = page.locator('[data-testid="live-play"]').count()
+        page.wait_for_function(f"document.querySelectorAll('[data-testid=live-play]').length > {seen}", timeout=30_000)
+        assert page.locator('[data-testid="live-table"]').count() == 1
+        tab.screenshot("live-desktop")
+        page.wait_for_selector('[data-testid="live-replay"]', timeout=60_000)
+        assert tab.same_document()
+        assert "over:" in tab.text("live-state")
+        league_page = tab.open(f"/leagues/{league}")
+        league_page.wait_for_selector('[data-testid="match-row"]')
+        feeder.popen.wait(60)
+    finally:
+        feeder.stop(signal.SIGTERM)

@@ -66,6 +66,7 @@ const TA = (() => {
       const at = String(name).lastIndexOf("@");
       return `/bots/${enc(name.slice(0, at))}/versions/${enc(name.slice(at + 1))}`;
     },
+    live: (league, match) => `/leagues/${enc(league)}/live/${encPath(match)}`,
     replay: (league, match, frame) =>
       `/leagues/${enc(league)}/replay/${encPath(match)}` + (frame !== undefined ? `#frame=${frame}` : ""),
     api: (path) => `/api${path}`,

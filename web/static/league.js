@@ -449,7 +449,15 @@
       el("td", null, playersCell(m)),
       el("td", { class: "num", "data-testid": "match-score", text: m.score ? m.score.join(" – ") : "–" }),
       el("td", { text: resultText(m) }),
-      el("td", null, m.status === "done" ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" }) : TA.badge(m.status)),
+      el(
+        "td",
+        null,
+        m.status === "done"
+          ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" })
+          : m.status === "running"
+            ? [TA.badge(m.status), " ", el("a", { href: urls.live(leagueId, m.match_id), "data-testid": "live-link", text: "watch ▸" })]
+            : TA.badge(m.status),
+      ),
     );
   }
 

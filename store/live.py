@@ -1,0 +1,99 @@
+"""A running match's public events in Redis, for spectators: one stream per match, kept while it runs.
+
+The runner playing a match appends the events of its spectator feed
+(:class:`engine_service.rules.spectator.PublicFeed`: public facts only) to the
+match's stream, ``LeagueKeys.live``, in batches. Each entry's id is
+``<attempt>-<event id>``: the try of the match (its ``starts``) and the event's
+number in that try, so a match played again after a fault starts a new run of
+ids above the old ones, and a spectator reading on sees the new try begin
+(its first event is a ``deal`` event numbered 1). The stream expires
+:data:`RUNNING_TTL_S` after its last write while the match runs (a runner that
+died leaves nothing for long), and :data:`FINISHED_TTL_S` after its ``over``
+event: by then the finished match's replay is what spectators see.
+
+Event ids travel to spectators as ``<attempt>-<id>`` too (the SSE ``id:`` field,
+sent back as ``Last-Event-ID``); :func:`parse_event_id` reads one back and
+refuses anything else.
+
+>>> parse_event_id("2-17"), parse_event_id(" 1-1 ")
+((2, 17), (1, 1))
+>>> parse_event_id("17")
+Traceback (most recent call last):
+...
+ValueError: an event id is <attempt>-<number>, e.g. 1-42, not '17'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+from redis.asyncio import Redis as AsyncRedis
+
+from .codec import text
+from .keys import LeagueKeys
+
+RUNNING_TTL_S = 3600
+"""How long a running match's stream outlives its last write (a runner that died leaves nothing for long)."""
+FINISHED_TTL_S = 120
+"""How long a finished match's stream stays, for spectators still reading its last events."""
+MAX_EVENT_NUMBER = 10**12
+_EVENT_ID = re.compile(r"^\s*([0-9]{1,6})-([0-9]{1,13})\s*$")
+
+
+def parse_event_id(raw: str) -> tuple[int, int]:
+    """``(attempt, number)`` from ``"<attempt>-<number>"``; ValueError for anything else."""
+    m = _EVENT_ID.match(raw)
+    if m is None or not int(m.group(1)) > 0 or int(m.group(2)) > MAX_EVENT_NUMBER:
+        raise ValueError(f"an event id is <attempt>-<number>, e.g. 1-42, not {raw[:40]!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+async def publish(
+    r: AsyncRedis, keys: LeagueKeys, match_id: str, attempt: int, events: Sequence[dict[str, Any]]
+) -> None:
+    """Append ``events`` (each with its ``id``, numbered from 1 in this attempt) to the match's stream."""
+    if not events:
+        return
+    key = keys.live(match_id)
+    pipe = r.pipeline(transaction=False)
+    for event in events:
+        pipe.xadd(key, {"e": json.dumps(event, separators=(",", ":"))}, id=f"{attempt}-{event['id']}")
+    over = events[-1].get("kind") == "over"
+    pipe.expire(key, FINISHED_TTL_S if over else RUNNING_TTL_S)
+    await pipe.execute()
+
+
+def _decoded(entries: Any) -> list[tuple[str, dict[str, Any]]]:
+    """``(entry id, event)`` of stream entries as redis-py gives them."""
+    out = []
+    for entry_id, fields in entries or ():
+        raw = fields.get(b"e", fields.get("e"))
+        if raw is not None:
+            out.append((text(entry_id), json.loads(raw)))
+    return out
+
+
+def read_after(r: redis.Redis, keys: LeagueKeys, match_id: str, after: tuple[int, int] | None) -> list[tuple[str, Any]]:
+    """The events after ``after`` (``(attempt, number)``; None: from the first), as ``(id, event)``."""
+    start = "-" if after is None else f"({after[0]}-{after[1]}"
+    return _decoded(r.xrange(keys.live(match_id), min=start))
+
+
+async def read_after_async(
+    r: AsyncRedis, keys: LeagueKeys, match_id: str, after: tuple[int, int] | None
+) -> list[tuple[str, Any]]:
+    """:func:`read_after` on an asyncio client."""
+    start = "-" if after is None else f"({after[0]}-{after[1]}"
+    return _decoded(await r.xrange(keys.live(match_id), min=start))
+
+
+async def wait_after(
+    r: AsyncRedis, keys: LeagueKeys, match_id: str, after: str, block_ms: int
+) -> list[tuple[str, Any]]:
+    """The events after entry id ``after`` (``"0-0"``: any), waiting up to ``block_ms`` for one."""
+    got: Any = await r.xread({keys.live(match_id): after}, block=block_ms, count=500)
+    return _decoded(got[0][1]) if got else []

@@ -1,0 +1,96 @@
+"""Live streams in Redis and the web's fan-out: ids that resume, tries that follow each other, and a
+spectator that never reads dropped with a bound, the others unaffected (a real Redis, no web server)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis
+from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+from redis.asyncio import Redis as AsyncRedis
+
+from engine_service.rules import Match, Rules
+from engine_service.rules.spectator import PublicFeed
+from store import live
+from store.keys import Keys, LeagueKeys
+from web import live as web_live
+
+
+def events_of(seed: str, target: int = 21) -> list[dict[str, Any]]:
+    rules = Rules.preset("tablic").with_overrides({"target": target})
+    match, feed = Match(rules, seed), PublicFeed(rules)
+    while not match.is_over:
+        match.play(match.legal_plays()[0])
+    return [e.to_json() for e in feed.update(match)]
+
+
+async def with_redis(body: Any) -> None:
+    prefix = unique_prefix("live")
+    r = AsyncRedis.from_url(REDIS_URL)
+    try:
+        await body(r, Keys(prefix).league("lg"))
+    finally:
+        await r.aclose()
+        clear_prefix(redis.Redis.from_url(REDIS_URL), prefix)
+
+
+def test_events_resume_after_an_id_and_a_second_try_follows_the_first() -> None:
+    async def body(r: AsyncRedis, keys: LeagueKeys) -> None:
+        events = events_of("a")
+        half = len(events) // 2
+        await live.publish(r, keys, "m1", 1, events[:half])
+        assert await r.ttl(keys.live("m1")) > live.FINISHED_TTL_S  # running: kept long
+        got = await live.read_after_async(r, keys, "m1", None)
+        assert [i for i, _ in got] == [f"1-{n}" for n in range(1, half + 1)]
+        assert [e for _, e in await live.read_after_async(r, keys, "m1", (1, 3))] == events[3:half]
+        again = events_of("b")  # the match played again after a fault: a new try, ids above the old ones
+        await live.publish(r, keys, "m1", 2, again)
+        rest = await live.read_after_async(r, keys, "m1", (1, half))
+        assert [i for i, _ in rest] == [f"2-{n}" for n in range(1, len(again) + 1)]
+        assert 0 < await r.ttl(keys.live("m1")) <= live.FINISHED_TTL_S  # over: kept a little while
+        assert await live.wait_after(r, keys, "m1", f"2-{len(again)}", 10) == []
+
+    asyncio.run(with_redis(body))
+
+
+def test_a_spectator_that_never_reads_is_dropped_and_the_others_get_everything(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(web_live, "SPECTATOR_BUFFER", 20)
+    monkeypatch.setattr(web_live, "BLOCK_MS", 100)
+
+    async def body(r: AsyncRedis, keys: LeagueKeys) -> None:
+        events = events_of("c")
+        assert len(events) > 60
+        hub = web_live.LiveHub(r)
+        reader = web_live.stream(hub, keys, "m2", None)
+        assert await reader.__anext__() == "retry: 2000\n\n"
+        sleeper = hub.join(keys, "m2", "0-0")  # joins, never reads
+        got: list[str] = []
+
+        async def read_all() -> None:
+            async for chunk in reader:
+                got.append(chunk)
+
+        task = asyncio.ensure_future(read_all())
+        for i in range(0, len(events), 10):  # published as a runner does, in batches
+            await live.publish(r, keys, "m2", 1, events[i : i + 10])
+            await asyncio.sleep(0.01)
+        await asyncio.wait_for(task, 20)
+        assert [c.split("\n", 1)[0] for c in got if c.startswith("id: ")] == [
+            f"id: 1-{n}" for n in range(1, len(events) + 1)
+        ]
+        assert sleeper.dropped and sleeper.queue.qsize() <= web_live.SPECTATOR_BUFFER
+        assert hub.watching() == 0  # the reader left at its end; the sleeper was dropped
+        hub.leave(keys, "m2", sleeper)  # leaving once dropped is harmless
+        await hub.close()
+
+    asyncio.run(with_redis(body))
+
+
+@pytest.mark.parametrize("raw", ["", "7", "1-", "-1", "0-3", "1-2-3", "a-b", "1-99999999999999"])
+def test_a_malformed_event_id_is_refused(raw: str) -> None:
+    with pytest.raises(ValueError, match="event id is <attempt>-<number>"):
+        live.parse_event_id(raw)

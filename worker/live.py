@@ -1,0 +1,96 @@
+"""A match's public events, published while its runner plays it: what spectators watch live.
+
+The runner is told of every answer of the match, in order, whoever played the
+turn (the replica holding the bots, or the runner's own driver after a hand-off).
+:class:`LiveMatch` applies each answer to a mirror of the match (a
+:class:`~engine_service.driver.MatchDriver` resumed answer by answer, so it is
+the match exactly as the driver plays it), reads the public events off it with
+:class:`~engine_service.rules.spectator.PublicFeed` (public facts only: nothing a
+spectator gets can show a hidden card), and appends them to the match's stream
+(:mod:`store.live`) in batches: whatever happened within :data:`FLUSH_S` of a
+first event goes in one write, so spectators cost the match one Redis write per
+batch, never one per move, and nothing at all while nobody's stream can be
+written: a failed write is logged and its events dropped, and the match goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+import redis
+from redis.asyncio import Redis
+
+from engine_service.driver import MatchDriver
+from engine_service.rules import Rules
+from engine_service.rules.spectator import PublicFeed
+from engine_service.time_control import TimeControl
+from store import live
+from store.keys import LeagueKeys
+from tablanette.v1 import dispatch_pb2 as dpb
+
+log = logging.getLogger("tablanette.worker.live")
+
+FLUSH_S = 0.1
+"""How long the events after a first one may wait to join its write."""
+
+
+class LiveMatch:
+    """One try of one match, published as it is played; :meth:`close` sends what is left."""
+
+    def __init__(
+        self,
+        r: Redis,
+        keys: LeagueKeys,
+        match_id: str,
+        attempt: int,
+        rules: Rules,
+        seed: str,
+        control: TimeControl,
+        reveal_after: int = 0,
+    ) -> None:
+        self.r, self.keys, self.match_id, self.attempt = r, keys, match_id, attempt
+        self.mirror = MatchDriver(rules, seed, f"{keys.league}/{match_id}", control)
+        self.feed = PublicFeed(rules, reveal_after)
+        self.pending: list[dict[str, Any]] = [e.to_json() for e in self.feed.update(self.mirror.match)]
+        self.broken = False
+        """The mirror refused an answer (never: the same engine as the driver's); nothing more is published."""
+        self._flusher: asyncio.Task[None] | None = None
+
+    def answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
+        """Told of each answer of the match, in order (the driver's ``answered`` hook)."""
+        if self.broken:
+            return
+        try:
+            self.mirror.resume(seat, resp)
+        except ValueError as exc:
+            self.broken = True
+            log.error(
+                "match %s: the live mirror refused turn %d (%s); its live view stops", self.match_id, turn_id, exc
+            )
+            return
+        self.pending += [e.to_json() for e in self.feed.update(self.mirror.match)]
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.ensure_future(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        await asyncio.sleep(FLUSH_S)
+        while self.pending:  # what came while a write was under way goes next
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Write the events waiting (one pipeline)."""
+        batch, self.pending = self.pending, []
+        try:
+            await live.publish(self.r, self.keys, self.match_id, self.attempt, batch)
+        except (redis.RedisError, OSError) as exc:  # spectators miss these; the match goes on
+            log.warning("match %s: %d live events not published: %s", self.match_id, len(batch), exc)
+
+    async def close(self) -> None:
+        """Send what is left (the match's end, if it ended), after the write under way: in order."""
+        if self._flusher is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._flusher
+        await self.flush()
