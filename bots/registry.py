@@ -36,7 +36,7 @@ PARAMETERS: dict[str, dict[str, type]] = {
     "random": {},
     "greedy": {"eps": float},
     "strong": {"samples": int, "follow_up": float, "eps": float},
-    "expert": {"ms": int, "worlds": int, "share": float, "eps": float},
+    "expert": {"ms": int, "worlds": int, "share": float, "risk": float, "eps": float},
 }
 """Each kind's parameters and their types."""
 

@@ -98,10 +98,11 @@ def test_same_seed_same_play(clocked: bool) -> None:
         ("expert:ms=x", "ms must be an integer, got 'x'"),
         ("expert:worlds=1.5", "worlds must be an integer, got '1.5'"),
         ("expert:share=half", "share must be a number, got 'half'"),
-        ("expert:depth=3", "expert takes name=value parameters (ms, worlds, share, eps), not 'depth=3'"),
+        ("expert:depth=3", "expert takes name=value parameters (ms, worlds, share, risk, eps), not 'depth=3'"),
         ("expert:ms=0", "ms is the most a move may think"),
         ("expert:worlds=-1", "worlds is a cap on the worlds a move samples"),
         ("expert:share=0", "share is the part of the turn's time left"),
+        ("expert:risk=-1", "risk weighs the sweeps"),
         ("expert:eps=2", "eps is a probability"),
     ],
 )
@@ -111,7 +112,7 @@ def test_bad_spec_parameters_say_what_is_wrong(spec: str, message: str) -> None:
 
 
 def test_spec_parameters_reach_the_bot() -> None:
-    bot = make_bot("expert:ms=80:worlds=5:share=0.5:eps=0.1", seed=1)
+    bot = make_bot("expert:ms=80:worlds=5:share=0.5:risk=0:eps=0.1", seed=1)
     assert isinstance(bot, ExpertBot)
-    assert (bot.ms, bot.worlds, bot.share, bot.eps) == (80, 5, 0.5, 0.1)
-    assert bot.version == "1:eps=0.1:ms=80:share=0.5:worlds=5"
+    assert (bot.ms, bot.worlds, bot.share, bot.risk, bot.eps) == (80, 5, 0.5, 0.0, 0.1)
+    assert bot.version == "1:eps=0.1:ms=80:risk=0.0:share=0.5:worlds=5"
