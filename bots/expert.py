@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from engine_service.rules import FULL_DECK, DealState, Observation, Play, Rules, finder_for, iter_mask, sweep_bonus
 from engine_service.rules.cards import JACK
-from engine_service.rules.value import mask_sum, tables_for
+from engine_service.rules.value import capture_options, mask_sum, rest_of_deal, tables_for
 from engine_service.rules.worlds import WorldSampler
 
 from .base import Bot
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 NO_CLOCK_WORLDS = 24
 """Worlds a move samples when it is given no clock and no ``worlds`` cap."""
 _RANKS = tuple(sum(1 << (r * 4 + s) for s in range(4)) for r in range(13))
-_SUITS = tuple(sum(1 << (r * 4 + s) for r in range(13)) for s in range(4))
 
 
 class ExpertBot(Bot):
@@ -147,14 +146,13 @@ class Rollout:
         while not state.over and state.round == start:
             card, mask = self.play(state)
             state.push(card, mask)
-        score = [float(x) for x in state.score()] if state.over else self.estimate(state)
+        score = [float(x) for x in state.score()] if state.over else rest_of_deal(state)
         return score[team] - (sum(score) - score[team]) / (len(score) - 1)
 
     def play(self, state: DealState) -> tuple[int, int]:
         """The wary greedy play of the seat to move: (card, captured mask)."""
-        rules, table, finder = self.rules, state.table, state.finder
-        chunks, trail_cost, memo = self.tables.chunks, self.tables.trail_cost, self.tables.captures
-        sweeping, optional = self.jack_sweeps, rules.capture_optional
+        rules, table, tables = self.rules, state.table, self.tables
+        chunks, trail_cost = tables.chunks, tables.trail_cost
         seat = state.turn
         hand = state.hands[seat]
         seen = hand | table
@@ -164,25 +162,11 @@ class Rollout:
         hidden = unseen.bit_count()
         after_me = state.hands[(seat + 1) % rules.players].bit_count()
         wary = self.risk and hidden and after_me
-        jacks = (unseen & _RANKS[JACK]).bit_count() if sweeping else 0
+        jacks = (unseen & _RANKS[JACK]).bit_count() if self.jack_sweeps else 0
         sweep_ok = rules.last_play_tabla or not state.is_last_play
         best_card, best_mask, best = -1, 0, -math.inf
         for card in iter_mask(hand):
-            if sweeping and card >> 2 == JACK:
-                masks = [table]
-            else:
-                key = (table, card)
-                found = memo.get(key)
-                if found is None:
-                    if len(memo) > 100_000:
-                        memo.clear()
-                    found = memo[key] = finder.capture_masks(table, card)
-                masks = found
-                if not masks:
-                    masks = [0]
-                elif optional:
-                    masks = [0, *masks]
-            for mask in masks:
+            for mask in capture_options(state, card, tables):
                 if mask:
                     v = mask_sum(chunks, mask | 1 << card)
                     left = table & ~mask
@@ -220,32 +204,3 @@ class Rollout:
                 self.sweepers.clear()
             self.sweepers[key] = ranks
         return ranks
-
-    def estimate(self, state: DealState) -> list[float]:
-        """Expected deal points per team at a round's end: banked, an even share of what is out, the awards' chances."""
-        rules = self.rules
-        points = self.tables.points
-        teams = rules.team_count
-        taken = 0
-        for pile in state.piles:
-            taken |= pile
-        rest = FULL_DECK & ~taken
-        share = mask_sum(points, rest) / teams
-        value = [mask_sum(points, pile) + bonus + share for pile, bonus in zip(state.piles, state.bonus, strict=True)]
-        if rules.most_cards:
-            _add_award(value, [p.bit_count() for p in state.piles], rest.bit_count(), rules.most_cards)
-        for suit, pts in rules.most_suit:
-            suit_mask = _SUITS[suit]
-            _add_award(value, [(p & suit_mask).bit_count() for p in state.piles], (rest & suit_mask).bit_count(), pts)
-        return value
-
-
-def _add_award(value: list[float], counts: list[int], left: int, points: int) -> None:
-    """Add each team's chance of the most cards at the end (``left`` to share, evenly expected) times ``points``."""
-    spread = math.sqrt(2 * left / len(counts) * (1 - 1 / len(counts)) + 0.25)
-    for t, mine in enumerate(counts):
-        chance = 1.0
-        for u, theirs in enumerate(counts):
-            if u != t:
-                chance *= 0.5 * (1 + math.erf((mine - theirs) / (spread * math.sqrt(2))))
-        value[t] += points * chance

@@ -38,11 +38,12 @@ from .shuffle import round_sizes
 class ValueTables:
     """Per-rules lookup tables: card values by byte of a mask, trail costs, suit masks."""
 
-    __slots__ = ("captures", "card_weight", "chunks", "points", "trail_cost")
+    __slots__ = ("card_weight", "chunks", "options", "points", "trail_cost")
 
     def __init__(self, rules: Rules) -> None:
-        self.captures: dict[tuple[int, int], list[int]] = {}
-        """Capture masks by (table, card), remembered across play-outs (cleared when large)."""
+        self.options: dict[tuple[int, int], list[int]] = {}
+        """A card's capture options (:func:`capture_options`) by (table, card), remembered across play-outs
+        (cleared when large)."""
         self.card_weight = rules.most_cards / (52 / rules.team_count / 2 + 1)
         points = rules._card_points_table
         weights = [points[c] + self.card_weight for c in range(52)]
@@ -87,31 +88,35 @@ def tables_for(rules: Rules) -> ValueTables:
     return tables
 
 
+def capture_options(state: DealState, card: int, tables: ValueTables) -> list[int]:
+    """The masks ``card`` may take from ``state``'s table, 0 meaning a trail: a sweeping Jack takes the whole
+    table; a card that captures must (but for optional captures); one that cannot trails. Remembered in
+    ``tables`` across play-outs (a rollout's hot path: the list is shared, never change it)."""
+    table = state.table
+    rules = state.rules
+    if rules.jack_sweeps and card >> 2 == JACK:
+        return [table]
+    key = (table, card)
+    found = tables.options.get(key)
+    if found is None:
+        memo = tables.options
+        if len(memo) > 100_000:
+            memo.clear()
+        masks = state.finder.capture_masks(table, card)
+        found = memo[key] = [0, *masks] if masks and rules.capture_optional else masks or [0]
+    return found
+
+
 def greedy_play(state: DealState, tables: ValueTables | None = None) -> tuple[int, int]:
     """The reference policy's play in ``state``: (card, captured mask), the first best in canonical order."""
-    rules, table, finder = state.rules, state.table, state.finder
+    rules, table = state.rules, state.table
     if tables is None:
         tables = tables_for(rules)
-    chunks, trail_cost, memo = tables.chunks, tables.trail_cost, tables.captures
-    sweeping, optional = rules.jack_sweeps, rules.capture_optional
+    chunks, trail_cost = tables.chunks, tables.trail_cost
     sweep_ok = rules.last_play_tabla or not state.is_last_play
     best_card, best_mask, best = -1, 0, -math.inf
     for card in iter_mask(state.hands[state.turn]):
-        if sweeping and card >> 2 == JACK:
-            masks = [table]
-        else:
-            key = (table, card)
-            found = memo.get(key)
-            if found is None:
-                if len(memo) > 100_000:
-                    memo.clear()
-                found = memo[key] = finder.capture_masks(table, card)
-            masks = found
-            if not masks:
-                masks = [0]
-            elif optional:
-                masks = [0, *masks]
-        for mask in masks:
+        for mask in capture_options(state, card, tables):
             if mask:
                 v = mask_sum(chunks, mask | 1 << card)
                 if mask == table and sweep_ok:
@@ -142,11 +147,12 @@ def value_unchecked(state: DealState) -> list[float]:
         played.push(card, mask)
     if played.over:
         return [float(x) for x in played.score()]
-    return _rest_of_deal(played)
+    return rest_of_deal(played)
 
 
-def _rest_of_deal(state: DealState) -> list[float]:
-    """Banked points plus the expected share of what the undealt rounds and the table hold."""
+def rest_of_deal(state: DealState) -> list[float]:
+    """Expected deal points per team at a round's end (no hand holds a card): banked points, plus an even
+    share of the points the undealt rounds and the table hold, plus each team's chance of each award."""
     rules = state.rules
     tables = tables_for(rules)
     teams = rules.team_count

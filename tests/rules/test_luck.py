@@ -14,6 +14,7 @@ from rules_testkit import build_layout, m
 
 from bots import make_bot, play_match
 from engine_service.rules import (
+    PRESETS,
     DealState,
     IllegalPositionError,
     LuckError,
@@ -31,7 +32,9 @@ from engine_service.rules import (
     position_value,
     round_sizes,
 )
+from engine_service.rules.cards import JACK
 from engine_service.rules.stock import StockSampler
+from engine_service.rules.value import capture_options, tables_for
 
 SEATINGS = [("tablic", 2), ("tablic", 3), ("tablic", 4), ("pisti", 3), ("tablanette-ro", 4)]
 
@@ -205,3 +208,25 @@ def test_the_stock_is_sampled_as_the_dealer_leaves_it(preset: str) -> None:
     assert abs(real - sampled) / deals < 2 * spread
     if preset == "tablic":
         assert real / deals > 0.7 and real / deals - 0.52 > 2 * spread  # the effect the sampler must reproduce
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_capture_options_are_the_legal_plays_of_each_card(preset: str) -> None:
+    """The rollouts' shared enumeration (remembered across play-outs) gives each card exactly the plays the
+    rules allow it, 0 standing for a trail, at every position of a few played-out deals."""
+    rules = Rules.preset(preset)
+    tables = tables_for(rules)
+    rng = random.Random(preset)
+    for d in range(6):
+        state = DealState(rules, deal_layout(rules, f"opt-{d}", 0))
+        while not state.over:
+            legal: dict[int, set[int]] = {}
+            for play in state.legal_plays():
+                legal.setdefault(play.card, set()).add(play.mask)
+            for card, masks in legal.items():
+                got = capture_options(state, card, tables)
+                assert sorted(got) == sorted(masks), (card, state.table)
+                if not (rules.jack_sweeps and card >> 2 == JACK):
+                    assert capture_options(state, card, tables) is got  # remembered, not found again
+            play = rng.choice(state.legal_plays())
+            state.push(play.card, play.mask)
