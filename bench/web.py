@@ -109,6 +109,7 @@ def main() -> None:
             "crosstable (top 30)": f"/api/leagues/{league}/crosstable",
             "recent matches (20)": f"/api/leagues/{league}/matches",
             "bot page": f"/api/leagues/{league}/bots/{top}",
+            "bot across leagues": f"/api/bots/{top}",
             "match + record": f"/api/leagues/{league}/matches/{last_match}",
             "replay frames": f"/api/leagues/{league}/replays/{last_match}",
             "HTML page (static)": f"/leagues/{league}",

@@ -130,8 +130,8 @@ def replay_page(league_id: str, match_id: str) -> FileResponse:
 
 
 @pages.get("/bots/{bot}")
-def hosted_page(bot: str) -> FileResponse:
-    return _page("hosted.html")
+def profile_page(bot: str) -> FileResponse:
+    return _page("profile.html")
 
 
 @pages.get("/bots/{bot}/versions/{number}")
@@ -265,11 +265,13 @@ def api_hosted_bots(reads: ReadsDep) -> JSONResponse:
 
 @api.get(
     "/bots/{bot}",
-    tags=["hosted bots"],
-    summary="A hosted bot's versions, newest first: state, build, preflight, and each version's rating per league",
+    tags=["ladder", "hosted bots"],
+    summary="Any bot, connected or hosted, across its leagues (as itself or as its versions bot@N): its fitted "
+    "rating, 95% interval and conduct in each, totals over rated leagues, its form after each match per league "
+    "(`history`), its `limit` latest matches over all leagues, and a hosted bot's versions newest first",
 )
-def api_hosted_bot(reads: ReadsDep, bot: str) -> JSONResponse:
-    return JSONResponse(queries.hosted_bot(reads, bot))
+def api_bot_profile(reads: ReadsDep, bot: str, limit: int = Query(20, ge=1, le=200)) -> JSONResponse:
+    return JSONResponse(queries.bot_profile(reads, bot, limit))
 
 
 @api.get(

@@ -8,6 +8,7 @@ printable (:mod:`store.printable`), however old its record.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from scheduler.ladder import ladder as fitted_ladder
 from store import printable
 from store.leagues import League, LeagueError, LeagueStore
 from store.results import LeagueResults
-from store.versions import Version, VersionError, Versions
+from store.versions import Version, Versions
 
 SPARK_POINTS = 30
 CHART_POINTS = 400
@@ -181,16 +182,44 @@ def hosted_bots(reads: Reads) -> list[dict[str, Any]]:
     return out
 
 
-def hosted_bot(reads: Reads, bot: str) -> dict[str, Any]:
-    """A hosted bot's versions, newest first, each with where it stands and its rating in each league."""
+def bot_profile(reads: Reads, bot: str, limit: int = 20) -> dict[str, Any]:
+    """Any bot, connected or hosted, across every league it plays in (under its own name, or as one of
+    its hosted versions ``bot@N``): its standing in each (fitted rating, interval, conduct), its totals,
+    its form after each match in each league (the chart), its ``limit`` latest matches over all leagues,
+    and, if it is hosted, its versions newest first."""
     versions = reads.versions.of(bot)
-    if not versions:
-        raise VersionError(f"no hosted bot named {bot!r}")
-    playing = _leagues_of(reads, {v.name for v in versions})
+    playing = _leagues_of(reads, lambda name: name == bot or ("@" not in bot and name.split("@", 1)[0] == bot))
+    if not versions and not playing:
+        raise LeagueError(f"no bot named {bot!r}: it is not hosted and plays in no league")
+    standings = [
+        {"name": name, **_standing(reads, league, name)} for name, leagues in playing.items() for league in leagues
+    ]
+    standings.sort(key=lambda s: (s["preflight"], s["league"], s["name"]))
+    history = []
+    recent: list[dict[str, Any]] = []
+    for s in standings:
+        points, length = reads.results.history(s["league"], s["name"], CHART_POINTS)
+        history.append(
+            {
+                "league": s["league"],
+                "name": s["name"],
+                "points": length,
+                "form": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in points],
+            }
+        )
+        rows = reads.results.match_rows(s["league"], reads.results.bot_match_ids(s["league"], s["name"], limit))
+        recent.extend({**row, "league": s["league"], "name": s["name"]} for row in rows)
+    recent.sort(key=lambda row: row["finished_at"] or 0.0, reverse=True)
+    rated = [s for s in standings if not s["preflight"]]
     return {
         "bot": bot,
+        "hosted": bool(versions),
+        "leagues": standings,
+        "totals": {k: sum(s[k] for s in rated) for k in ("games", "timeouts", "illegal", "forfeits")},
+        "history": history,
+        "recent": recent[:limit],
         "versions": [
-            {**_version_summary(v), "leagues": [_standing(reads, league, v.name) for league in playing.get(v.name, [])]}
+            {**_version_summary(v), "leagues": [s for s in standings if s["name"] == v.name]}
             for v in reversed(versions)
         ],
     }
@@ -212,7 +241,7 @@ def hosted_version(reads: Reads, bot: str, number: int, owner: bool = False) -> 
             {**e, "output": [], "reason": e["reason"] if e.get("reason_public") else HIDDEN_REASON}
             for e in data["evidence"]
         ]
-    playing = _leagues_of(reads, {name}).get(name, [])
+    playing = _leagues_of(reads, lambda entry: entry == name).get(name, [])
     return {
         **data,
         "output_public": public,
@@ -241,12 +270,12 @@ def _version_summary(v: Version) -> dict[str, Any]:
     }
 
 
-def _leagues_of(reads: Reads, names: set[str]) -> dict[str, list[League]]:
-    """version name -> the leagues it is in (preflights last)."""
+def _leagues_of(reads: Reads, wanted: Callable[[str], bool]) -> dict[str, list[League]]:
+    """name -> the leagues an entry of that name is in (preflights last), for every ``wanted`` name."""
     found: dict[str, list[League]] = {}
     for lid in reads.leagues.league_ids():
         league = reads.leagues.load(lid)
-        for name in names.intersection(league.bots):
+        for name in filter(wanted, league.bots):
             found.setdefault(name, []).append(league)
     for leagues in found.values():
         leagues.sort(key=lambda league: (bool(league.preflight), league.league_id))
@@ -261,6 +290,9 @@ def _standing(reads: Reads, league: League, name: str) -> dict[str, Any]:
     return {
         "league": league.league_id,
         "preflight": bool(league.preflight),
+        "players": league.rules.players,
+        "teams": [list(t) for t in league.rules.teams],
+        "initial": league.initial,
         "games": row.games if row else 0,
         "rating": mine["rating"] if mine else None,
         "interval": mine["interval"] if mine else None,

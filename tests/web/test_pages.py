@@ -10,13 +10,14 @@ import json
 import re
 import signal
 import time
+import urllib.error
 from collections import defaultdict
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import httpx
 import pytest
-from web_kit import DESKTOP, LEAGUE, PHONE, SLOW_BOTS, Site, Tab, open_tab
+from web_kit import DESKTOP, FAST_BOTS, LEAGUE, PHONE, SLOW_BOTS, Site, Tab, open_tab
 
 from cli.local import CLI
 from engine_service.rules import Match, Play, Rules
@@ -473,6 +474,7 @@ PAGES = {
     "index": "/",
     "league": f"/leagues/{LEAGUE}",
     "bot": f"/leagues/{LEAGUE}/bots/ada-strong",
+    "profile": "/bots/ada-strong",
     "replay": f"/leagues/{LEAGUE}/replay/REPLAY",
     "api": "/api",
 }
@@ -674,13 +676,78 @@ def test_a_league_fitted_on_skill_shows_its_skill_ladder(tab: Tab, site: Site) -
     assert page_number(tab.text("skill-rating")) == pytest.approx(data["rows"][0]["skill"], abs=0.051)
 
 
+# ------------------------------------------------------------------ a bot's own page, across leagues
+
+
+def test_a_connected_bot_has_a_page_across_its_leagues_with_its_rating_chart(tab: Tab, site: Site) -> None:
+    """``/bots/NAME`` for a connected (not hosted) bot: one row a league with the fitted rating and interval
+    that league's ladder shows, totals, one chart line a league, and its latest matches over all leagues."""
+    second = "second-league"
+    site.cli("league", "create", second, "--games", "1", "--rule", "target=31")
+    site.cli("league", "add-bot", second, "ada-strong", "bo-greedy")
+    site.cli("league", "start", second, "--window", "2", timeout=180)
+    store = LeagueStore(site.arena.redis, site.arena.prefix)
+    mine = sorted(lid for lid in store.league_ids() if "ada-strong" in store.load(lid).bots)
+    assert {LEAGUE, second} <= set(mine)
+
+    data = site.api("/bots/ada-strong")
+    assert not data["hosted"] and data["versions"] == []
+    assert sorted(s["league"] for s in data["leagues"]) == mine
+    for s in data["leagues"]:
+        row = next(r for r in site.api(f"/leagues/{s['league']}/ladder")["rows"] if r["bot"] == "ada-strong")
+        assert (s["rating"], s["interval"], s["games"]) == (row["rating"], row["interval"], row["games"])
+    assert data["totals"]["games"] == sum(s["games"] for s in data["leagues"] if not s["preflight"])
+    assert [h["league"] for h in data["history"]] == [s["league"] for s in data["leagues"]]
+    assert [h["points"] for h in data["history"]] == [s["games"] for s in data["leagues"]]  # a point a match
+    assert data["recent"][0]["league"] == second  # the newest matches, whatever their league
+    assert {m["league"] for m in data["recent"]} == {LEAGUE, second}
+
+    page = tab.open("/bots/ada-strong")
+    assert tab.text("bot-kind") == "connected"
+    rows = page.locator('[data-testid="profile-league"]')
+    assert rows.evaluate_all("rs => rs.map(r => r.dataset.league)") == [s["league"] for s in data["leagues"]]
+    shown = next(s for s in data["leagues"] if s["league"] == second)
+    row = page.locator(f'[data-testid="profile-league"][data-league="{second}"]')
+    assert row.get_by_test_id("profile-rating").inner_text() == whole(shown["rating"])
+    assert row.get_by_test_id("profile-interval").inner_text() == (
+        f"{whole(shown['interval'][0])} – {whole(shown['interval'][1])}"
+    )
+    assert tab.text("total-games") == str(data["totals"]["games"])
+    chart = tab.testid("profile-chart")
+    assert chart.get_attribute("data-series") == str(len(data["history"]))
+    assert chart.locator('[data-testid="chart-line"]').count() == len(data["history"])
+    legend = chart.locator('[data-testid="chart-legend"]').evaluate_all("ns => ns.map(n => n.textContent)")
+    assert set(legend) == {h["league"] for h in data["history"]}
+    newest = page.locator('[data-testid="profile-match"]').first
+    assert newest.get_attribute("data-league") == second
+    assert newest.get_attribute("data-result") in ("W", "D", "L")
+    assert page.locator("#hosted-part").is_hidden()
+    tab.screenshot("bot-profile")
+
+    tab.open(f"/leagues/{LEAGUE}/bots/ada-strong")  # the league's bot page links to it
+    tab.testid("profile-link").click()
+    tab.page.wait_for_url("**/bots/ada-strong")
+
+
+def test_an_unknown_bot_has_no_page(tab: Tab, site: Site) -> None:
+    with pytest.raises(urllib.error.HTTPError) as err:
+        site.api("/bots/nobody-at-all")
+    assert err.value.code == 404
+    assert "no bot named 'nobody-at-all'" in json.loads(err.value.read())["detail"]
+    tab.open("/bots/nobody-at-all")
+    assert "no bot named 'nobody-at-all'" in tab.text("error")
+
+
 # ------------------------------------------------------------------ matches watched live
 
 
-def _league_of_slow_bots(site: Site, league: str) -> Any:
-    """A league of the slow bots, fed in the background; returns the feeder once a match is running."""
-    site.cli("league", "create", league, "--games", "2", "--rule", "deals=2")
-    site.cli("league", "add-bot", league, *SLOW_BOTS)
+def _league_of_slow_bots(site: Site, league: str, preset: str = "tablic", players: int = 2) -> Any:
+    """A league of the slow bots (and fast ones for the seats beyond two), fed in the background; returns the
+    feeder once a match is running."""
+    site.cli(
+        "league", "create", league, "--games", "2", "--rule", "deals=2", "--preset", preset, "--players", str(players)
+    )
+    site.cli("league", "add-bot", league, *[*SLOW_BOTS, *FAST_BOTS][:players])
     feeder = site.arena.spawn(f"feeder-{league}", [*CLI, "league", "start", league, "--window", "1"])
     store = LeagueStore(site.arena.redis, site.arena.prefix)
     deadline = time.monotonic() + 30
@@ -725,12 +792,15 @@ def _hidden(match: Any) -> set[str]:
     return set(card_names(cards))
 
 
-def test_a_match_is_watched_live_and_no_hidden_card_reaches_its_spectators(site: Site) -> None:
+@pytest.mark.parametrize(("preset", "players"), [("tablic", 2), ("pisti", 3), ("tablanette-ro", 4)])
+def test_a_match_is_watched_live_and_no_hidden_card_reaches_its_spectators(
+    site: Site, preset: str, players: int
+) -> None:
     """A spectator reads a running match's stream, drops it, comes back with Last-Event-ID and reads on to the
     end; another asks from an old id. Every event comes once, in order; replayed against the match's record,
-    no event about the deal in play names a card then in a hand or in the stock."""
-    league = "watched"
-    feeder = _league_of_slow_bots(site, league)
+    no event about the deal in play names a card then in a hand or in the stock (two to four seats)."""
+    league = f"watched-{players}"
+    feeder = _league_of_slow_bots(site, league, preset, players)
     try:
         mid = _running_match(site, league)
         path = f"/api/leagues/{league}/live/{mid}"

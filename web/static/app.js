@@ -61,7 +61,7 @@ const TA = (() => {
     home: () => "/",
     league: (league) => `/leagues/${enc(league)}`,
     bot: (league, bot) => `/leagues/${enc(league)}/bots/${enc(bot)}`,
-    hosted: (bot) => `/bots/${enc(bot)}`,
+    hosted: (bot) => `/bots/${enc(bot)}`, // any bot's own page, connected or hosted
     version: (name) => {
       const at = String(name).lastIndexOf("@");
       return `/bots/${enc(name.slice(0, at))}/versions/${enc(name.slice(at + 1))}`;
@@ -340,13 +340,24 @@ const TA = (() => {
   }
 
   /**
-   * An SVG line chart. points: [{x, y, title?, href?}]; opts: {width, height, baseline, xLabel, yLabel, testid}.
-   * Scales with its container (viewBox), so it fits a phone as well as a desktop.
+   * An SVG line chart. points: [{x, y, title?, href?}]; opts: {width, height, baseline, xLabel, label, testid,
+   * xFormat}. Scales with its container (viewBox), so it fits a phone as well as a desktop.
    */
   function lineChart(points, opts = {}) {
+    return seriesChart([{ points }], opts);
+  }
+
+  /**
+   * An SVG chart of several lines on shared axes: series [{label?, points: [{x, y, title?, href?}]}]; the
+   * options of lineChart. One line gets a shaded area; several get a colour each (series-0 … series-5) and
+   * a legend. xFormat(x) labels the x ticks (default: whole numbers only).
+   */
+  function seriesChart(series, opts = {}) {
     const W = opts.width || 720;
     const H = opts.height || 260;
-    const m = { top: 12, right: 16, bottom: 34, left: 52 };
+    const all = series.flatMap((s) => s.points);
+    const legendRows = series.length > 1 ? Math.ceil(series.length / 3) : 0;
+    const m = { top: 12 + 16 * legendRows, right: 16, bottom: 34, left: 52 };
     const node = svg("svg", {
       class: "chart",
       viewBox: `0 0 ${W} ${H}`,
@@ -354,20 +365,21 @@ const TA = (() => {
       role: "img",
       "aria-label": opts.label || "chart",
       "data-testid": opts.testid || "chart",
-      "data-points": points.length,
+      "data-points": all.length,
+      "data-series": series.length,
     });
-    if (points.length === 0) {
+    if (all.length === 0) {
       node.append(svg("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "tick", text: "no data yet" }));
       return node;
     }
-    const ys = points.map((p) => p.y);
+    const ys = all.map((p) => p.y);
     if (opts.baseline !== undefined) ys.push(opts.baseline);
     let lo = Math.min(...ys);
     let hi = Math.max(...ys);
     const padY = Math.max((hi - lo) * 0.08, 5);
     lo -= padY;
     hi += padY;
-    const xs = points.map((p) => p.x);
+    const xs = all.map((p) => p.x);
     const x0 = Math.min(...xs);
     const x1 = Math.max(...xs) === x0 ? x0 + 1 : Math.max(...xs);
     const sx = (x) => m.left + ((x - x0) * (W - m.left - m.right)) / (x1 - x0);
@@ -377,10 +389,13 @@ const TA = (() => {
       node.append(svg("line", { class: "grid", x1: m.left, x2: W - m.right, y1: sy(t), y2: sy(t) }));
       node.append(svg("text", { class: "tick", x: m.left - 6, y: sy(t) + 4, "text-anchor": "end", text: num(t) }));
     }
-    const maxTicks = Math.max(2, Math.floor((W - m.left - m.right) / 60));
-    const xt = ticks(x0, x1, Math.min(maxTicks, Math.max(1, Math.round(x1 - x0)))).filter((t) => Number.isInteger(t));
+    const xFormat = opts.xFormat || num;
+    const maxTicks = Math.max(2, Math.floor((W - m.left - m.right) / (opts.xFormat ? 110 : 60)));
+    const xt = opts.xFormat
+      ? ticks(x0, x1, maxTicks)
+      : ticks(x0, x1, Math.min(maxTicks, Math.max(1, Math.round(x1 - x0)))).filter((t) => Number.isInteger(t));
     for (const t of xt) {
-      node.append(svg("text", { class: "tick", x: sx(t), y: H - m.bottom + 16, "text-anchor": "middle", text: num(t) }));
+      node.append(svg("text", { class: "tick", x: sx(t), y: H - m.bottom + 16, "text-anchor": "middle", text: xFormat(t) }));
     }
     node.append(svg("line", { class: "axis", x1: m.left, x2: W - m.right, y1: H - m.bottom, y2: H - m.bottom }));
     node.append(svg("line", { class: "axis", x1: m.left, x2: m.left, y1: m.top, y2: H - m.bottom }));
@@ -390,16 +405,32 @@ const TA = (() => {
     if (opts.baseline !== undefined) {
       node.append(svg("line", { class: "base", x1: m.left, x2: W - m.right, y1: sy(opts.baseline), y2: sy(opts.baseline) }));
     }
-    const d = points.map((p, i) => `${i ? "L" : "M"}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(" ");
     const bottom = H - m.bottom;
-    const area = `${d} L${sx(points[points.length - 1].x).toFixed(1)},${bottom} L${sx(points[0].x).toFixed(1)},${bottom} Z`;
-    node.append(svg("path", { class: "area", d: area }));
-    node.append(svg("path", { class: "line", d, "data-testid": "chart-line" }));
-    if (points.length <= 80) {
-      for (const p of points) {
-        const dot = svg("circle", { class: "pt", cx: sx(p.x), cy: sy(p.y), r: 3.5 }, p.title ? svg("title", { text: p.title }) : null);
-        node.append(p.href ? svg("a", { href: p.href }, dot) : dot);
+    series.forEach((s, k) => {
+      const pts = s.points;
+      if (pts.length === 0) return;
+      const cls = series.length > 1 ? ` series-${k % 6}` : "";
+      const d = pts.map((p, i) => `${i ? "L" : "M"}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(" ");
+      if (series.length === 1) {
+        const area = `${d} L${sx(pts[pts.length - 1].x).toFixed(1)},${bottom} L${sx(pts[0].x).toFixed(1)},${bottom} Z`;
+        node.append(svg("path", { class: "area", d: area }));
       }
+      node.append(svg("path", { class: "line" + cls, d, "data-testid": "chart-line", "data-series": s.label || "" }));
+      if (all.length <= 80 || pts.length === 1) {
+        for (const p of pts) {
+          const dot = svg("circle", { class: "pt" + cls, cx: sx(p.x), cy: sy(p.y), r: 3.5 }, p.title ? svg("title", { text: p.title }) : null);
+          node.append(p.href ? svg("a", { href: p.href }, dot) : dot);
+        }
+      }
+    });
+    if (legendRows) {
+      const colW = (W - m.left - m.right) / 3;
+      series.forEach((s, k) => {
+        const lx = m.left + (k % 3) * colW;
+        const ly = 12 + 16 * Math.floor(k / 3);
+        node.append(svg("line", { class: `line series-${k % 6}`, x1: lx, x2: lx + 18, y1: ly - 4, y2: ly - 4 }));
+        node.append(svg("text", { class: "tick legend", x: lx + 24, y: ly, "data-testid": "chart-legend", text: s.label || "" }));
+      });
     }
     return node;
   }
@@ -585,6 +616,7 @@ const TA = (() => {
     matchFor,
     sparkline,
     lineChart,
+    seriesChart,
     progressBar,
     sortableTable,
     wrapTable,

@@ -30,6 +30,7 @@
     document.getElementById("bot-rank").textContent = `rank #${b.rank}`;
     document.getElementById("bot-sub").textContent =
       `in league ${leagueId}` + (b.last_played ? ` · last played ${TA.time(b.last_played)}` : "");
+    document.getElementById("bot-sub").append(" · ", el("a", { href: urls.hosted(TA.botName(bot)), "data-testid": "profile-link", text: "every league it plays in ▸" }));
     if (/@\d+$/.test(bot)) {  // a hosted version: its build, preflight, faults and output are on its own page
       document.getElementById("bot-sub").append(" · ", el("a", { href: urls.version(bot), "data-testid": "version-link", text: "hosted version: build, preflight, faults" }));
     }
