@@ -1,22 +1,23 @@
 """A thousand spectators on one web process, beside the same league with none, in the same run.
 
 An arena on this machine (Redis, one engine service, two Celery workers, four
-``random`` bots that think a few ms a move, ``tablanette web``) plays two leagues
-alike: the first with nobody watching, the second with ``--spectators`` Server-Sent
+``random`` bots that think a few ms a move, ``tablanette web``) plays leagues
+alike, ``--rounds`` times in turn (so a drift in the machine's speed falls on both
+alike): one with nobody watching, then one with ``--spectators`` Server-Sent
 Events clients (default 1,000) connected to the one web process, spread over the
 league's running matches and moved to the next running match as each ends (so
 every spectator is watching something the whole time). Printed:
 
-- the league's moves/second with and without spectators, and the ratio (the target:
-  at least 0.9; the spectators' own client process runs on the same two cores, so
-  its CPU is in the ratio too);
+- the leagues' moves/second with and without spectators (all rounds pooled), and
+  the ratio, with each round's (the target: at least 0.9; the spectators' own
+  client process runs on the same two cores, so its CPU is in the ratio too);
 - the web process's memory (RSS) before the spectators connect and with all of them
   connected, and the difference per spectator;
 - events delivered to the spectators, and how many were dropped for falling behind.
 
 The clients are one asyncio process speaking HTTP/1.1 on raw sockets (a
 spectator costs the bench little, so what is measured is the web process's).
-Run: ``python bench/spectators.py [--spectators N] [--games N] [--json]``.
+Run: ``python bench/spectators.py [--spectators N] [--games N] [--rounds N] [--json]``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ def rss_kb(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
+
+
+def cpu_s(pid: int) -> float:
+    """The process's CPU time so far (user + system), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def play_league(arena: LocalArena, name: str, games: int) -> tuple[float, int]:
@@ -143,10 +150,50 @@ asyncio.run(main())
 """
 
 
+def watch_league(
+    arena: LocalArena, web: Any, web_port: int, name: str, games: int, spectators: int
+) -> tuple[tuple[float, int], int, int, dict[str, Any]]:
+    """Play league ``name`` with ``spectators`` SSE clients on it: ((seconds, moves), the web's peak RSS in
+    KB, the most spectators connected at once, the client's last report with the CPU seconds the web process
+    and the client spent meanwhile)."""
+    client_argv = [sys.executable, "-c", CLIENT, str(ROOT), "127.0.0.1", str(web_port), name, str(spectators)]
+    client_argv += [arena.prefix, arena.redis_url]
+    peak_kb, most = rss_kb(web.popen.pid), 0
+    web_cpu = cpu_s(web.popen.pid)
+    with (arena.logs / f"spectators-{name}.log").open("w") as client_log:
+        client = subprocess.Popen(
+            client_argv, stdout=subprocess.PIPE, stderr=client_log, text=True, env=arena.child_env()
+        )
+        reports: list[dict[str, Any]] = []
+
+        def read_reports() -> None:
+            assert client.stdout is not None
+            for line in client.stdout:
+                reports.append(json.loads(line))
+
+        reader = threading.Thread(target=read_reports, daemon=True)
+        reader.start()
+        played: list[tuple[float, int]] = []
+        player = threading.Thread(target=lambda: played.append(play_league(arena, name, games)))
+        player.start()
+        while player.is_alive():
+            peak_kb = max(peak_kb, rss_kb(web.popen.pid))
+            if reports:
+                most = max(most, reports[-1]["connected"])
+            time.sleep(0.2)
+        player.join()
+        cpu = {"web_cpu_s": cpu_s(web.popen.pid) - web_cpu, "client_cpu_s": cpu_s(client.pid)}
+        client.send_signal(signal.SIGTERM)
+        client.wait(30)
+        reader.join(5)
+    return played[0], peak_kb, most, {**(reports[-1] if reports else {}), **cpu}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--spectators", type=int, default=1000)
     parser.add_argument("--games", type=int, default=4, help="games per pairing in each league")
+    parser.add_argument("--rounds", type=int, default=3, help="leagues played alone and watched, alternately")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     import resource
@@ -154,7 +201,7 @@ def main() -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.spectators + 256)), hard))
     arena = temp_arena("spectators")
-    out: dict[str, Any] = {"spectators": args.spectators}
+    out: dict[str, Any] = {"spectators": args.spectators, "rounds": []}
     try:
         _, port = arena.start_engine()
         for bot in BOTS:
@@ -167,65 +214,38 @@ def main() -> None:
         web.wait_for(r"web ladder on", "the web process")
         time.sleep(1.0)
         idle_kb = rss_kb(web.popen.pid)
-
-        alone_s, alone_moves = play_league(arena, "alone", args.games)
-        client_argv = [
-            sys.executable,
-            "-c",
-            CLIENT,
-            str(ROOT),
-            "127.0.0.1",
-            str(web_port),
-            "watched",
-            str(args.spectators),
-            arena.prefix,
-            arena.redis_url,
-        ]
-        peak_kb, most, last = idle_kb, 0, {}
-        client_log = (arena.logs / "spectators.log").open("w")
-        client = subprocess.Popen(
-            client_argv, stdout=subprocess.PIPE, stderr=client_log, text=True, env=arena.child_env()
-        )
-
-        reports: list[dict[str, Any]] = []
-
-        def read_reports() -> None:
-            assert client.stdout is not None
-            for line in client.stdout:
-                reports.append(json.loads(line))
-
-        reader = threading.Thread(target=read_reports, daemon=True)
-        reader.start()
-        watched: list[tuple[float, int]] = []
-
-        def league() -> None:
-            watched.append(play_league(arena, "watched", args.games))
-
-        player = threading.Thread(target=league)
-        player.start()
-        while player.is_alive():
-            peak_kb = max(peak_kb, rss_kb(web.popen.pid))
-            if reports:
-                most = max(most, reports[-1]["connected"])
-            time.sleep(0.2)
-        player.join()
-        client.send_signal(signal.SIGTERM)
-        client.wait(30)
-        reader.join(5)
-        last = reports[-1] if reports else {}
-        watched_s, watched_moves = watched[0]
-        alone_rate, watched_rate = alone_moves / alone_s, watched_moves / watched_s
+        peak_kb, most, events, dropped = idle_kb, 0, 0, 0
+        web_cpu = client_cpu = 0.0
+        totals = {"alone": [0.0, 0], "watched": [0.0, 0]}
+        for r in range(args.rounds):  # alternate, so a drift in the machine's speed falls on both alike
+            alone_s, alone_moves = play_league(arena, f"alone-{r}", args.games)
+            (watched_s, watched_moves), peak, connected, last = watch_league(
+                arena, web, web_port, f"watched-{r}", args.games, args.spectators
+            )
+            peak_kb, most = max(peak_kb, peak), max(most, connected)
+            events, dropped = events + last.get("events", 0), dropped + last.get("dropped", 0)
+            web_cpu, client_cpu = web_cpu + last["web_cpu_s"], client_cpu + last["client_cpu_s"]
+            totals["alone"][0] += alone_s
+            totals["alone"][1] += alone_moves
+            totals["watched"][0] += watched_s
+            totals["watched"][1] += watched_moves
+            out["rounds"].append(round((watched_moves / watched_s) / (alone_moves / alone_s), 3))
+        alone_rate = totals["alone"][1] / totals["alone"][0]
+        watched_rate = totals["watched"][1] / totals["watched"][0]
         out.update(
             {
                 "moves_per_second_alone": round(alone_rate, 1),
                 "moves_per_second_watched": round(watched_rate, 1),
                 "ratio": round(watched_rate / alone_rate, 3),
                 "most_connected": most,
-                "events_delivered": last.get("events", 0),
-                "dropped": last.get("dropped", 0),
+                "events_delivered": events,
+                "dropped": dropped,
                 "web_rss_idle_mb": round(idle_kb / 1024, 1),
                 "web_rss_peak_mb": round(peak_kb / 1024, 1),
                 "kb_per_spectator": round((peak_kb - idle_kb) / max(most, 1), 1),
+                "watched_seconds": round(totals["watched"][0], 1),
+                "web_cpu_s": round(web_cpu, 1),
+                "client_cpu_s": round(client_cpu, 1),
             }
         )
     finally:
@@ -234,17 +254,22 @@ def main() -> None:
         print(json.dumps(out))
         return
     print(
-        f"{args.spectators} spectators on one web process (2 workers, 4 bots, window 4, 2 deals a match; "
-        f"logs {arena.workdir})"
+        f"{args.spectators} spectators on one web process (2 workers, 4 bots, window 4, 2 deals a match, "
+        f"{args.rounds} leagues alone and {args.rounds} watched, alternately; logs {arena.workdir})"
     )
-    print(f"  league alone:   {out['moves_per_second_alone']:8.1f} moves/s")
+    print(f"  leagues alone:   {out['moves_per_second_alone']:8.1f} moves/s")
     print(
-        f"  league watched: {out['moves_per_second_watched']:8.1f} moves/s  ratio {out['ratio']:.2f} "
-        "(target >= 0.9; the spectators' client shares the 2 cores)"
+        f"  leagues watched: {out['moves_per_second_watched']:8.1f} moves/s  ratio {out['ratio']:.2f} "
+        f"(each round: {', '.join(f'{x:.2f}' for x in out['rounds'])}; target >= 0.9; the spectators' client "
+        "shares the 2 cores)"
     )
     print(
         f"  spectators connected at most {out['most_connected']}, {out['events_delivered']} events delivered, "
         f"{out['dropped']} dropped for falling behind"
+    )
+    print(
+        f"  while watched ({out['watched_seconds']} s on 2 cores): the web process used {out['web_cpu_s']} s of CPU, "
+        f"the spectators' client {out['client_cpu_s']} s"
     )
     print(
         f"  web RSS {out['web_rss_idle_mb']} MB idle, {out['web_rss_peak_mb']} MB at most: "

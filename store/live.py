@@ -91,6 +91,19 @@ async def read_after_async(
     return _decoded(await r.xrange(keys.live(match_id), min=start))
 
 
+async def match_status_async(r: AsyncRedis, keys: LeagueKeys, match_id: str) -> str | None:
+    """The match's status (``planned`` when it has none yet), or None when the league or the match is unknown
+    (one round trip, on the asyncio client a spectator's request already holds)."""
+    pipe = r.pipeline(transaction=False)
+    pipe.exists(keys.meta)
+    pipe.exists(keys.match(match_id))
+    pipe.hget(keys.match(match_id), "status")
+    league, match, status = await pipe.execute()
+    if not (league and match):
+        return None
+    return text(status) if status else "planned"
+
+
 async def wait_after(
     r: AsyncRedis, keys: LeagueKeys, match_id: str, after: str, block_ms: int
 ) -> list[tuple[str, Any]]:

@@ -233,18 +233,18 @@ async def api_live(
         resume = live.parse_event_id(raw) if raw else None
     except ValueError as exc:
         raise HTTPException(400, f"Last-Event-ID: {exc}") from None
-    fields = await run_in_threadpool(reads.leagues.match, league_id, match_id)
-    if not fields or not await run_in_threadpool(reads.leagues.exists, league_id):
-        raise LeagueError(f"no match {match_id!r} in league {league_id!r}")
     keys = reads.leagues.keys(league_id)
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     hub: LiveHub = request.app.state.live
-    if fields.get("status") in ("done", "failed"):  # what is left of its stream (kept a while), or its replay
+    status = await live.match_status_async(hub.r, keys, match_id)  # on the event loop: no thread per spectator
+    if status is None:
+        raise LeagueError(f"no match {match_id!r} in league {league_id!r}")
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    if status in ("done", "failed"):  # what is left of its stream (kept a while), or its replay
         kept = await live.read_after_async(hub.r, keys, match_id, resume)
         if not kept:
             replay = f"/leagues/{league_id}/replay/{match_id}"
-            kept = [("0-0", {"kind": "finished", "status": fields["status"], "replay": replay})]
-        body = iter([sse(entry_id, event) for entry_id, event in kept])
+            kept = [("0-0", {"kind": "finished", "status": status, "replay": replay})]
+        body = iter(["".join(sse(entry_id, event) for entry_id, event in kept)])
         return StreamingResponse(body, media_type="text/event-stream", headers=headers)
     return StreamingResponse(stream(hub, keys, match_id, resume), media_type="text/event-stream", headers=headers)
 

@@ -12,7 +12,8 @@ arena fault) starts at event 1 of a higher attempt, and the page starts afresh.
 
 One web process reads each watched match's stream once, however many watch it:
 :class:`LiveHub` keeps one reader task per match (``XREAD BLOCK`` on the
-stream) and hands every event to each spectator's queue. A spectator that does
+stream), encodes what each read brings once, and hands it to each spectator's
+queue as one batch, which the spectator's response writes in one go. A spectator that does
 not read is dropped once :data:`SPECTATOR_BUFFER` events wait for it (it may
 reconnect and resume), so one slow client never holds up the others or the
 process's memory.
@@ -21,7 +22,6 @@ process's memory.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -44,11 +44,16 @@ HEARTBEAT_S = 15.0
 """A comment line this often keeps a quiet stream's connection open through proxies."""
 
 
+Entry = tuple[tuple[int, int], str, bool]
+"""One event as spectators are sent it: its order (attempt, number), its SSE text, whether it is ``over``."""
+
+
 @dataclass(eq=False)
 class Spectator:
-    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = field(
-        default_factory=lambda: asyncio.Queue(SPECTATOR_BUFFER)
-    )
+    queue: asyncio.Queue[list[Entry] | None] = field(default_factory=asyncio.Queue)
+    """Batches of events, one a read of the stream; None once dropped."""
+    waiting: int = 0
+    """Events queued and not sent yet (at most :data:`SPECTATOR_BUFFER`)."""
     dropped: bool = False
 
 
@@ -102,17 +107,20 @@ class LiveHub:
                 log.warning("live %s/%s: cannot read the stream (%s); trying again", keys.league, match_id, exc)
                 await asyncio.sleep(1.0)
                 continue
-            for entry_id, event in events:
-                last = entry_id
-                for spectator in list(self._watchers.get(key, ())):
-                    try:
-                        spectator.queue.put_nowait((entry_id, event))
-                    except asyncio.QueueFull:  # it does not read: drop it, never wait for it
-                        spectator.dropped = True
-                        with contextlib.suppress(asyncio.QueueFull):
-                            spectator.queue.get_nowait()
-                            spectator.queue.put_nowait(None)  # it learns it was dropped when it reads again
-                        self._forget(key, spectator)
+            if not events:
+                continue
+            last = events[-1][0]
+            batch = [
+                (_order(entry_id), sse(entry_id, event), event.get("kind") == "over") for entry_id, event in events
+            ]
+            for spectator in list(self._watchers.get(key, ())):  # each event is encoded once, however many watch
+                if spectator.waiting + len(batch) > SPECTATOR_BUFFER:  # it does not read: drop it, never wait
+                    spectator.dropped = True
+                    spectator.queue.put_nowait(None)  # it learns it was dropped when it reads again
+                    self._forget(key, spectator)
+                else:
+                    spectator.waiting += len(batch)
+                    spectator.queue.put_nowait(batch)
         if self._readers.get(key) is asyncio.current_task():  # no await since the check: nobody joined
             del self._readers[key]
 
@@ -142,26 +150,39 @@ async def stream(hub: LiveHub, keys: LeagueKeys, match_id: str, after: tuple[int
     try:
         yield "retry: 2000\n\n"
         last = after or (0, 0)
+        before = []
         for entry_id, event in await live.read_after_async(hub.r, keys, match_id, after):  # what came before
             last = _order(entry_id)
-            yield sse(entry_id, event)
+            before.append(sse(entry_id, event))
             if event.get("kind") == "over":
+                yield "".join(before)
                 return
+        if before:
+            yield "".join(before)
         while True:
             try:
-                item = await asyncio.wait_for(spectator.queue.get(), HEARTBEAT_S)
+                async with asyncio.timeout(HEARTBEAT_S):
+                    batch = await spectator.queue.get()
             except TimeoutError:
                 yield ": still here\n\n"
                 continue
-            if item is None:  # dropped: it fell too far behind
+            if batch is None:  # dropped: it fell too far behind
                 yield "event: dropped\ndata: {}\n\n"
                 return
-            entry_id, event = item
-            if _order(entry_id) <= last:  # read by the catch-up already
-                continue
-            last = _order(entry_id)
-            yield sse(entry_id, event)
-            if event.get("kind") == "over":
+            spectator.waiting -= len(batch)
+            fresh = []
+            over = False
+            for order, message, ends in batch:
+                if order <= last:  # read by the catch-up already
+                    continue
+                last = order
+                fresh.append(message)
+                if ends:
+                    over = True
+                    break
+            if fresh:
+                yield "".join(fresh)  # one write for what one read of the stream brought
+            if over:
                 return
     finally:
         hub.leave(keys, match_id, spectator)
