@@ -792,14 +792,17 @@ def _hidden(match: Any) -> set[str]:
     return set(card_names(cards))
 
 
-@pytest.mark.parametrize(("preset", "players"), [("tablic", 2), ("pisti", 3), ("tablanette-ro", 4)])
+@pytest.mark.parametrize(
+    ("preset", "players"),
+    [("tablic", 2), ("tablanette-1939", 2), ("tablic-pagat", 2), ("pisti", 3), ("tablanette-ro", 4)],
+)
 def test_a_match_is_watched_live_and_no_hidden_card_reaches_its_spectators(
     site: Site, preset: str, players: int
 ) -> None:
     """A spectator reads a running match's stream, drops it, comes back with Last-Event-ID and reads on to the
     end; another asks from an old id. Every event comes once, in order; replayed against the match's record,
     no event about the deal in play names a card then in a hand or in the stock (two to four seats)."""
-    league = f"watched-{players}"
+    league = f"watched-{preset}-{players}"
     feeder = _league_of_slow_bots(site, league, preset, players)
     try:
         mid = _running_match(site, league)
