@@ -461,8 +461,9 @@ def _normal_cdf(z: float) -> float:
 def _root(f: Callable[[float], float], a: float, b: float, xtol: float) -> float:
     """A root of ``f`` between ``a`` and ``b``, where ``f`` changes sign (``f(a) < 0 < f(b)``, or the other
     way), to within ``xtol``: regula falsi with the Illinois step (superlinear, and never leaves the
-    bracket), each step at least ``xtol / 2`` inside it so it closes, as Brent's method does. NumPy and SciPy's brentq answer alike; this keeps
-    SciPy's optimizer (a third of a second to import) out of every command that fits a ladder."""
+    bracket), each step at least ``xtol / 2`` inside it so it closes, as Brent's method does. It answers as
+    SciPy's brentq does, and keeps SciPy's optimizer (a third of a second to import) out of every command
+    that fits a ladder."""
     fa, fb = f(a), f(b)
     if fa == 0.0:
         return a
