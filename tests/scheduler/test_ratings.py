@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Any
 
 import pytest
 
@@ -146,3 +147,22 @@ def test_a_ladder_too_big_for_profile_intervals_is_plain_json() -> None:
     assert len(rows) == len(true)
     assert json.loads(json.dumps(rows)) == rows
     assert all(type(r["provisional"]) is bool and type(r["games"]) is int for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("f", "a", "b"),
+    [
+        (lambda v: math.copysign(math.sqrt(abs(v)), v) + 0.3 * v - 0.7, -1.0, 4.0),
+        (lambda v: v * v - 3.84, 0.0, 8.0),
+        (lambda v: math.tanh(v - 1.3), 6.0, -3.0),
+        (lambda v: 3.84 - math.exp(v), -2.0, 5.0),
+    ],
+)
+def test_the_interval_root_finder_answers_as_brentq(f: Any, a: float, b: float) -> None:
+    from scipy.optimize import brentq
+
+    from scheduler.ratings import _root
+
+    assert _root(f, a, b, 1e-6) == pytest.approx(brentq(f, min(a, b), max(a, b), xtol=1e-9), abs=1e-6)
+    with pytest.raises(ValueError, match="no sign change"):
+        _root(lambda v: v * v + 1, -1.0, 1.0, 1e-6)
