@@ -106,8 +106,10 @@ class InProcessTransport:
     """The driver's transport to bots in this process; see the module doc. :meth:`close` when done."""
 
     def __init__(
-        self, rules: Rules, seats: Sequence[Seat], observe: Callable[[], Observation | None] | None = None
+        self, rules: Rules, seats: Sequence[Seat | None], observe: Callable[[], Observation | None] | None = None
     ) -> None:
+        """``seats``: each seat's bot; None for a seat whose bot is not in this process (another transport
+        asks it: :class:`scheduler.local_games.Table`)."""
         if len(seats) != rules.players:
             raise ValueError(f"{len(seats)} bots for {rules.players} seats")
         self.rules = rules
@@ -120,6 +122,8 @@ class InProcessTransport:
     async def ask(self, seat: int, turn: apb.Turn) -> Response:
         received = time.monotonic()
         s = self.seats[seat]
+        if s is None:
+            raise ValueError(f"seat {seat}'s bot is not in this process")
         clock = turn_clock(turn, received) if s.clocked else None
         obs = self.observe() if self.observe is not None else None
         if obs is None:
@@ -157,4 +161,5 @@ class InProcessTransport:
     def close(self) -> None:
         """Let the seats' threads go (a thread still in ``choose`` finishes on its own, unwaited)."""
         for s in self.seats:
-            s.close()
+            if s is not None:
+                s.close()

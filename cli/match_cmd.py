@@ -8,12 +8,15 @@ Each ``--bot`` is one of:
   defines) or ``mybot.py:MyBot``;
 - a bot's folder with a ``bot.toml``: built and run in sandboxes as the arena hosts it
   (:mod:`hosting.local`; JSON-lines bots);
+- ``grpc:COMMAND``: a program written with a gRPC SDK (or a client made from the ``.proto``), started
+  once and connected to an engine inside this command (:mod:`scheduler.connected_programs`: it gets
+  ``TABLANETTE_ADDRESS``, ``TABLANETTE_TOKEN`` and ``TABLANETTE_BOT_NAME``): ``"grpc:node bots/node/bot.js"``;
 - anything else is a command speaking JSON lines (docs/jsonlines.md): ``"java -cp out Bot"``,
   ``"ruby bot.rb"``, ``./mybot``; run as it is, from this folder, one run a game.
 
 ``NAME=BOT`` names it in the results and records (``--bot mine="perl greedy.pl"``).
-Every game is played by the arena's match driver (:mod:`scheduler.local_games`), with no Redis,
-Celery or engine service.
+Every game is played by the arena's match driver (:mod:`scheduler.local_games`), with no Redis
+or Celery (and an engine service of its own only for gRPC programs).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from bots.child import ChildError, Running, check_runnable
 from bots.registry import parse_spec
 from engine_service.rules import Rules, dumps
 from engine_service.time_control import TimeControl
+from scheduler.connected_programs import ProgramError
 from scheduler.local_games import Entry, Series, play_series
 from store import printable
 
@@ -57,7 +61,8 @@ def match(
             "--bot",
             "-b",
             help="A bot (repeat, at least once): a built-in spec (strong, greedy:eps=0.05), a Python file with a "
-            "Bot class (mybot.py or mybot.py:MyBot), a folder with a bot.toml, or a JSON-lines command "
+            "Bot class (mybot.py or mybot.py:MyBot), a folder with a bot.toml, a gRPC SDK program "
+            '("grpc:node bot.js": it connects to an engine inside this command), or a JSON-lines command '
             '("java -cp out Bot"). NAME=BOT names it.',
         ),
     ],
@@ -135,6 +140,8 @@ def _play(
             )
     except ValueError as exc:
         fail(str(exc))
+    except ProgramError as exc:
+        fail(str(exc))
 
 
 @contextlib.contextmanager
@@ -151,6 +158,8 @@ def _entry(spec: str, stack: contextlib.ExitStack) -> Entry:
     if named := NAMED.match(spec):
         label, spec = named.group(1), named.group(2)
     kind = spec.partition(":")[0]
+    if kind == "grpc":
+        return _grpc_program(spec.partition(":")[2], label)
     if kind in BUILTIN_BOTS and " " not in spec:
         try:
             parse_spec(spec)
@@ -176,21 +185,32 @@ def _entry(spec: str, stack: contextlib.ExitStack) -> Entry:
 
 
 def _program(spec: str, label: str | None, stack: contextlib.ExitStack) -> Entry:
-    try:
-        argv = shlex.split(spec)
-    except ValueError as exc:
-        fail(f"--bot {spec!r}: cannot split it into a command: {exc}")
-    if not argv:
-        fail("--bot: an empty command")
-    try:
-        check_runnable(argv[0])
-    except ChildError as exc:
-        hint = f"; built-in bots: {', '.join(BUILTIN_BOTS)}" if len(argv) == 1 else ""
-        fail(f"--bot {spec!r} is not a built-in bot, a .py file or a folder, and as a command: {exc}{hint}")
+    argv = _argv(spec, spec)
     name = label or _command_name(argv)
     running = Running()
     stack.callback(running.stop_all)
     return Entry(name, lambda seed: ProgramBot(argv, name, on_program=running.add), threaded=True)
+
+
+def _grpc_program(command: str, label: str | None) -> Entry:
+    argv = _argv(f"grpc:{command}", command)
+    return Entry(label or _command_name(argv), program=tuple(argv))
+
+
+def _argv(spec: str, command: str) -> list[str]:
+    """The command split as a shell would, and checked to be runnable."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        fail(f"--bot {spec!r}: cannot split it into a command: {exc}")
+    if not argv:
+        fail(f"--bot {spec!r}: an empty command")
+    try:
+        check_runnable(argv[0])
+    except ChildError as exc:
+        hint = f"; built-in bots: {', '.join(BUILTIN_BOTS)}" if len(argv) == 1 and spec == command else ""
+        fail(f"--bot {spec!r} is not a built-in bot, a .py file or a folder, and as a command: {exc}{hint}")
+    return argv
 
 
 def _command_name(argv: list[str]) -> str:

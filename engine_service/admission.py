@@ -54,8 +54,8 @@ import grpc
 from config import ArenaSettings
 from engine_service.limits import RateLimit, abort_busy
 from store import printable
-from store.audit import AsyncAuditLog
-from store.sessions import SessionEntry, SessionRegistry
+from store.audit import Audit
+from store.sessions import SessionEntry, Sessions
 from tablanette.v1 import arena_pb2 as apb
 
 log = logging.getLogger("tablanette.admission")
@@ -135,9 +135,9 @@ class Admission:
     def __init__(
         self,
         settings: ArenaSettings,
-        registry: SessionRegistry,
+        registry: Sessions,
         lookup_token: Callable[[str], Awaitable[str | None]],
-        audit: AsyncAuditLog,
+        audit: Audit,
         probe: Callable[[SessionEntry], Awaitable[bool]],
     ) -> None:
         self.settings = settings

@@ -42,7 +42,7 @@ from engine_service.relayed import RelayedPeers
 from engine_service.round_trips import RoundTrips
 from engine_service.rules import Play, TablanetteError
 from engine_service.time_control import TimeControl
-from store.sessions import SessionEntry, SessionRegistry
+from store.sessions import SessionEntry, Sessions
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import game_pb2 as gpb
@@ -248,7 +248,7 @@ class Gateway:
     def __init__(
         self,
         settings: ArenaSettings,
-        registry: SessionRegistry,
+        registry: Sessions,
         admission: Admission,
         token_exists: Callable[[list[str]], Awaitable[list[bool]]],
     ) -> None:

@@ -6,8 +6,8 @@ manifest a submission carries, :mod:`hosting.manifest`): it is packed as
 unpacked and built by :func:`hosting.build.build` in the build sandbox, and each
 game runs its program in a sandbox of its own with the manifest's limits and the
 SDK lent at ``/sdk``, as a host runs it (:mod:`hosting.host`). Only the
-JSON-lines protocol can be played so: a gRPC bot connects to an engine service,
-which a local match does not run.
+JSON-lines protocol can be played so; a gRPC bot's program is played unsandboxed as
+``--bot "grpc:COMMAND"`` (:mod:`scheduler.connected_programs`).
 
 A failed build is a :class:`LocalBotError` that quotes the build log's last
 error line (what the arena's version page shows its owner) and keeps the whole
@@ -49,9 +49,9 @@ class LocalFolderBot:
             raise LocalBotError(f"{folder}: {exc}") from None
         if self.manifest.protocol != "jsonlines":
             raise LocalBotError(
-                f"{folder}: a {self.manifest.protocol} bot connects to an engine service, which a local match does "
-                "not run; play it in a league (tablanette up, docs/hosting.md), or give its program's JSON-lines "
-                "command instead"
+                f"{folder}: a {self.manifest.protocol} bot connects to an engine service: give its run command as "
+                '--bot "grpc:COMMAND" (it connects to an engine inside tablanette match, unsandboxed), or play the '
+                "folder in a league (tablanette up, docs/hosting.md)"
             )
         if why := unavailable():
             raise LocalBotError(f"{folder}: cannot sandbox a bot here: {why}")

@@ -33,20 +33,33 @@ from bots import Bot
 from bots.base import result_of
 from bots.transport import InProcessTransport, Seat
 from engine_service.driver import MatchDriver
+from engine_service.local_engine import LocalEngine
 from engine_service.rules import GameRecord, Rules
 from engine_service.time_control import TimeControl
+from engine_service.turn_builder import game_started
 from scheduler.ratings import Fit, Outcome, fit_ratings, outcome_of
 from scheduler.selfplay import BotStats, SelfPlayStats, labels_of, seating, tally
+from tablanette.v1 import arena_pb2 as apb
+from tablanette.v1 import dispatch_pb2 as dpb
+
+from .connected_programs import ConnectedPrograms
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One side of the match: a label, and how to make its bot for a game (from a seed)."""
+    """One side of the match: a label, and how to make its bot for a game (from a seed), or the command of
+    a gRPC SDK program that plays all its games through the local engine (:mod:`scheduler.connected_programs`)."""
 
     label: str
-    make: Callable[[str], Bot]
+    make: Callable[[str], Bot] | None = None
     threaded: bool = False
     """Its bot may hang or take long (a program, an author's class): asked on a thread of its own."""
+    program: tuple[str, ...] = ()
+    """A gRPC program's command (then no ``make``): started once, connected to the local engine as ``label``."""
+
+    def __post_init__(self) -> None:
+        if (self.make is None) == (not self.program):
+            raise ValueError(f"entry {self.label!r}: give it either a bot to make or a gRPC program to start")
 
 
 @dataclass
@@ -96,15 +109,34 @@ def play_series(
     series = Series(SelfPlayStats([BotStats(label) for label in labels]), [Conduct() for _ in entries])
     started = time.perf_counter()
 
-    async def play_all() -> None:
+    async def play_games(programs: ConnectedPrograms | None) -> None:
         for g in range(games):
+            if programs is not None:
+                await programs.ensure()
             seats, deal = seating(len(entries), rules.players, g)
             deal_seed = f"{seed}/{deal if mirrored else g}"
-            driver, seated = await _play_one(rules, entries, labels, series, control, g, seats, deal_seed, seed)
+            table = (rules, entries, labels, series, control)
+            driver, seated = await _play_one(table, g, seats, deal_seed, seed, programs)
             if on_record is not None:
                 on_record(driver.record(seated))
             if on_game is not None:
                 on_game(g)
+
+    async def play_all() -> None:
+        commands = {labels[e]: entry.program for e, entry in enumerate(entries) if entry.program}
+        if not commands:
+            await play_games(None)
+            return
+        async with ConnectedPrograms(commands) as programs:
+            try:
+                await play_games(programs)
+                programs.settle()
+            finally:
+                for program in programs.programs:
+                    c = series.conduct[labels.index(program.name)]
+                    c.faults += len(program.faults)
+                    for reason in program.faults:
+                        c.reasons[reason] = c.reasons.get(reason, 0) + 1
 
     _run(play_all)
     series.stats.seconds = time.perf_counter() - started
@@ -123,42 +155,84 @@ def _run(play: Callable[[], Coroutine[Any, Any, None]]) -> None:
 
 
 async def _play_one(
-    rules: Rules,
-    entries: Sequence[Entry],
-    labels: list[str],
-    series: Series,
-    control: TimeControl,
+    table: tuple[Rules, Sequence[Entry], list[str], Series, TimeControl],
     g: int,
     seats: list[int],
     deal_seed: str,
     seed: str,
+    programs: ConnectedPrograms | None,
 ) -> tuple[MatchDriver, list[str]]:
     """Play game ``g`` and add it to ``series``; its driver and its seats' labels (for its record)."""
+    rules, entries, labels, series, control = table
     game_id = f"{seed}/game-{g + 1}"
     seated = [labels[e] for e in seats]
-    bots = [entries[e].make(f"{seed}/{g}/{s}") for s, e in enumerate(seats)]
+    bots: list[Bot | None] = []
+    for s, e in enumerate(seats):
+        make = entries[e].make
+        bots.append(make(f"{seed}/{g}/{s}") if make is not None else None)
     for s, bot in enumerate(bots):
-        bot.new_match(rules, s)
+        if bot is not None:
+            bot.new_match(rules, s)
     driver = MatchDriver(rules, deal_seed, game_id, control)
-    seated_bots = [Seat(bot, entries[e].threaded) for bot, e in zip(bots, seats, strict=True)]
-    transport = InProcessTransport(rules, seated_bots, observe=lambda: driver.observation)
+    local = InProcessTransport(
+        rules,
+        [Seat(bot, entries[e].threaded) if bot is not None else None for bot, e in zip(bots, seats, strict=True)],
+        observe=lambda: driver.observation,
+    )
+    remote = {s: seated[s] for s, bot in enumerate(bots) if bot is None}
+    transport: InProcessTransport | Table = local
+    if remote:
+        assert programs is not None
+        transport = Table(local, remote, programs.engine, game_started(rules, seated, game_id), control)
     try:
         await driver.play(transport)
     finally:
-        transport.close()
+        local.close()
         if driver.over:
             for bot in bots:
-                bot.end_match(result_of(driver.match))
+                if bot is not None:
+                    bot.end_match(result_of(driver.match))
+            if remote:
+                assert programs is not None
+                await programs.engine.game_over(driver.match, game_id, list(remote.items()))
     tally(series.stats, rules, seats, driver.match)
     series.moves += len(driver.times)
     for s, e in enumerate(seats):
-        c, seen = series.conduct[e], driver.conduct[s]
+        c, seen, seat = series.conduct[e], driver.conduct[s], local.seats[s]
         c.moves += seen.moves
         c.timeouts += seen.timeouts
         c.illegal += seen.illegal
         c.forfeits += seen.forfeit
-        c.faults += len(transport.seats[s].faults)
-        for reason in transport.seats[s].faults:
-            c.reasons[reason] = c.reasons.get(reason, 0) + 1
+        if seat is not None:
+            c.faults += len(seat.faults)
+            for reason in seat.faults:
+                c.reasons[reason] = c.reasons.get(reason, 0) + 1
     series.outcomes.append(outcome_of(game_id, deal_seed, seated, driver.match, luck=False))
     return driver, seated
+
+
+class Table:
+    """The driver's transport for a game with gRPC programs at it: a seat whose bot is in this process is
+    asked by :class:`bots.transport.InProcessTransport`, one whose bot is a program connected to the local
+    engine is asked through the engine's gateway (the turn on the wire, its clock, its grace period)."""
+
+    def __init__(
+        self,
+        local: InProcessTransport,
+        remote: dict[int, str],
+        engine: LocalEngine,
+        game: apb.GameStarted,
+        control: TimeControl,
+    ) -> None:
+        self.local, self.remote, self.engine, self.control = local, remote, engine, control
+        self.games: dict[int, apb.GameStarted] = {}
+        for seat in remote:
+            self.games[seat] = apb.GameStarted()
+            self.games[seat].CopyFrom(game)
+            self.games[seat].seat = seat
+
+    async def ask(self, seat: int, turn: apb.Turn) -> dpb.PlayResponse:
+        bot = self.remote.get(seat)
+        if bot is None:
+            return await self.local.ask(seat, turn)
+        return await self.engine.ask(bot, self.games[seat], turn, self.control)

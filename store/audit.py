@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 from redis.asyncio import Redis as AsyncRedis
@@ -65,6 +65,20 @@ class AuditLog:
         if bot is not None:
             events = [e for e in events if e.get("bot") == bot]
         return events[:limit]
+
+
+class Audit(Protocol):
+    """Where an engine writes what it admitted and refused (:class:`AsyncAuditLog`, or :class:`LogAudit`)."""
+
+    async def record(self, kind: str, **fields: object) -> None: ...
+
+
+class LogAudit:
+    """An engine's audit in its log only: one process with no Redis (``tablanette match``), whose logins
+    are the programs it started itself."""
+
+    async def record(self, kind: str, **fields: object) -> None:
+        log.info("%s", json.dumps(event(kind, **fields), separators=(",", ":")))
 
 
 class AsyncAuditLog:

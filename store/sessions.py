@@ -17,7 +17,7 @@ import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 from redis.asyncio import Redis as AsyncRedis
@@ -95,6 +95,53 @@ class Refreshed:
 
     taken_over: list[SessionEntry]
     missing: list[SessionEntry]
+
+
+class Sessions(Protocol):
+    """Where bots' live sessions are registered: in Redis for the arena (:class:`SessionRegistry`), or in
+    one process's memory for an engine with no Redis (:class:`LocalSessions`: ``tablanette match``)."""
+
+    async def claim(self, entry: SessionEntry, replaces: str | None = None) -> str | None: ...
+
+    async def refresh(self, entries: Sequence[SessionEntry]) -> Refreshed: ...
+
+    async def release(self, entry: SessionEntry) -> None: ...
+
+    async def lookup(self, bot: str) -> SessionEntry | None: ...
+
+
+class LocalSessions:
+    """The sessions of one engine in one process, in its memory, by the same compare-and-set rules as
+    :class:`SessionRegistry` (a claim wins if the bot has no session or its session is the one replaced).
+    Nothing expires: the process is the sessions' whole world, and a session ends when it is released."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, SessionEntry] = {}
+
+    async def claim(self, entry: SessionEntry, replaces: str | None = None) -> str | None:
+        held = self.entries.get(entry.bot)
+        if held is not None and held.session_id not in (replaces, entry.session_id):
+            return held.session_id
+        self.entries[entry.bot] = entry
+        return None
+
+    async def refresh(self, entries: Sequence[SessionEntry]) -> Refreshed:
+        out = Refreshed([], [])
+        for e in entries:
+            held = self.entries.get(e.bot)
+            if held is None:
+                out.missing.append(e)
+            elif held.session_id != e.session_id:
+                out.taken_over.append(e)
+        return out
+
+    async def release(self, entry: SessionEntry) -> None:
+        held = self.entries.get(entry.bot)
+        if held is not None and held.session_id == entry.session_id:
+            del self.entries[entry.bot]
+
+    async def lookup(self, bot: str) -> SessionEntry | None:
+        return self.entries.get(bot)
 
 
 class SessionRegistry:

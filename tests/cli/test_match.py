@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,11 @@ for line in sys.stdin:
 """
 
 
-def tablanette(*args: str, cwd: Path = ROOT, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TABLANETTE_REDIS_URL": NO_REDIS, "COLUMNS": "200"}
-    return subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+def tablanette(
+    *args: str, cwd: Path = ROOT, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "TABLANETTE_REDIS_URL": NO_REDIS, "COLUMNS": "200", **(env or {})}
+    return subprocess.run([*CLI, *args], cwd=cwd, env=full, capture_output=True, text=True, timeout=timeout)
 
 
 def played(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -111,6 +114,97 @@ def test_a_crashing_program_is_restarted_and_said_at_the_end(tmp_path: Path) -> 
     assert any("exited with status 3" in reason or "status 3" in reason for reason in conduct["reasons"])
 
 
+GRPC_CRASHER = r"""
+import os, sys
+from bots import Bot
+from bots.sdk import BotClient
+
+class Crasher(Bot):
+    name = "crasher"
+    moves = 0
+
+    def choose(self, observation):
+        Crasher.moves += 1
+        if Crasher.moves == 20:  # mid-game, in every game it starts
+            print("\x1b]0;owned\x07crashing on purpose", file=sys.stderr, flush=True)
+            os._exit(5)
+        return observation.legal_plays[0]
+
+env = os.environ
+BotClient(Crasher, env["TABLANETTE_ADDRESS"], env["TABLANETTE_TOKEN"], name=env["TABLANETTE_BOT_NAME"]).run_forever()
+"""
+
+
+def test_grpc_sdk_programs_in_other_languages_play_through_an_engine_of_the_command(tmp_path: Path) -> None:
+    """The Node.js and C++ SDK bots, as their authors run them, connect to the engine ``tablanette match``
+    starts for them (no Redis: its URL points at a closed port), and play each other and a built-in bot."""
+    records = tmp_path / "games.jsonl"
+    before = set(Path("/tmp").glob("tablanette-grpc-*"))
+    specs = ["node=grpc:node bots/node/bot.js", "random"]
+    cpp = ROOT / "bots/cpp/build/tablanette-cpp-bot"
+    if cpp.exists():  # built by scripts/setup_test_deps.sh (the full run)
+        specs.insert(1, f"cpp=grpc:{cpp}")
+    args = [a for spec in specs for a in ("--bot", spec)]
+    result = tablanette("match", *args, "--games", "6", "--records", str(records), "--json")
+    bots = played(result)
+    for name in ("node", "cpp") if cpp.exists() else ("node",):
+        assert bots[name]["games"] == (4 if cpp.exists() else 6)
+        conduct = bots[name]["conduct"]
+        assert conduct["moves"] > 50
+        assert conduct["timeouts"] == conduct["illegal"] == conduct["faults"] == conduct["forfeits"] == 0
+    for _, record in read_records(records):
+        verify_record(record)
+    leftovers = set(Path("/tmp").glob("tablanette-grpc-*")) - before
+    assert not leftovers, f"a clean series left its programs' logs behind: {leftovers}"
+
+
+def test_a_grpc_program_that_dies_is_started_again_and_said(tmp_path: Path) -> None:
+    (tmp_path / "crasher.py").write_text(GRPC_CRASHER)
+    env = {"TABLANETTE_GRACE_MS": "300"}  # its seat's turns wait this long for it once it is gone
+    result = tablanette(
+        "match",
+        "--bot",
+        f"grpc:{sys.executable} crasher.py",
+        "--bot",
+        "greedy",
+        "-g",
+        "2",
+        "--json",
+        "--no-records",
+        cwd=tmp_path,
+        env=env,
+    )
+    conduct = played(result)["crasher"]["conduct"]
+    assert conduct["faults"] == 2  # dead in each game: started again before the second, found dead after it
+    assert conduct["reasons"] == {
+        "its program exited with status 5; it was started again": 1,
+        "its program exited with status 5": 1,
+    }
+    text = tablanette(
+        "match",
+        "--bot",
+        f"grpc:{sys.executable} crasher.py",
+        "--bot",
+        "greedy",
+        "-g",
+        "1",
+        "--no-records",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert text.returncode == 0, text.stderr
+    assert "\x1b" not in text.stdout + text.stderr and "\x07" not in text.stdout + text.stderr
+
+
+def test_a_grpc_program_that_never_connects_is_a_clear_error(tmp_path: Path) -> None:
+    quits = "grpc:sh -c 'printf \"\\033[31mno token for me\\n\" >&2; exit 3'"
+    result = tablanette("match", "--bot", quits, "--bot", "greedy", "-g", "1", "--no-records", cwd=tmp_path)
+    assert result.returncode == 2
+    said = " ".join(result.stderr.split())
+    assert "its program exited with status 3 before it connected" in said and "no token for me" in said
+    assert "\x1b" not in result.stderr and "Traceback" not in result.stderr
+
+
 def test_a_python_bot_class_plays_in_process() -> None:
     result = tablanette(
         "match", "--bot", "bots/examples/python/mybot.py", "--bot", "random", "-g", "2", "--json", "--no-records"
@@ -149,7 +243,9 @@ def test_a_failed_build_quotes_its_error(tmp_path: Path) -> None:
         ("no-such-program --x", "not a built-in bot, a .py file or a folder"),
         ("stronk", "built-in bots: random, greedy, strong"),
         ("greedy:eps=lots", "eps must be a number"),
-        ("bots/examples/python", "a grpc bot connects to an engine service"),
+        ("bots/examples/python", 'a grpc bot connects to an engine service: give its run command as --bot "grpc:'),
+        ("grpc:no-such-program", "not a built-in bot, a .py file or a folder, and as a command"),
+        ("grpc:", "an empty command"),
         ("tests", "no bot.toml here"),
         ("'unclosed", "cannot split it into a command"),
     ],

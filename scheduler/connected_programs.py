@@ -1,0 +1,172 @@
+"""gRPC SDK bots in local games: programs started by ``tablanette match`` that connect to its own engine.
+
+A program written with any SDK (Node, C++, Java, Python, a client generated from
+the ``.proto``) is started as the arena's hosts start a hosted gRPC bot: with its
+token in ``TABLANETTE_TOKEN``, the engine's address in ``TABLANETTE_ADDRESS`` and
+its name in ``TABLANETTE_BOT_NAME``. The engine is :class:`engine_service.local_engine.LocalEngine`
+in this process (no Redis), and the program is waited for until its session is
+open. It plays every game of the series its entry has a seat in.
+
+Everything it says is its own business: its output goes to a log file (named at
+the end when it fails), and only a printable last line of it is ever quoted. A
+program that exits is started again before the next game (its turns meanwhile are
+the engine's: a bot gone past its grace period), each restart a fault of its
+entry, and after :data:`MAX_RESTARTS` the series stops with why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine_service.local_engine import LocalEngine
+from store import printable
+
+CONNECT_TIMEOUT_S = 60.0
+"""How long a program may take from its start to its session (a JVM or a first npm import takes seconds)."""
+MAX_RESTARTS = 5
+"""Restarts of one program in a series before the series stops."""
+
+
+class ProgramError(Exception):
+    """A gRPC program that cannot play: it would not start, exited before it connected, or kept dying."""
+
+
+@dataclass
+class Program:
+    """One entry's program: its command, the name it logs in as, its process and its log."""
+
+    name: str
+    argv: Sequence[str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+    restarts: int = 0
+    faults: list[str] = field(default_factory=list)
+    """Why it had to be started again (the arena's words: its exit status), one a restart."""
+
+    def last_words(self) -> str:
+        """The last non-empty line it wrote, printable and short (never its raw bytes)."""
+        try:
+            lines = self.log_path.read_bytes().decode("utf-8", "replace").splitlines()
+        except OSError:
+            return ""
+        said = [line.strip() for line in lines if line.strip()]
+        return printable.line(said[-1], 200) if said else ""
+
+
+class ConnectedPrograms:
+    """The programs of a series and the local engine they connect to (``async with``)."""
+
+    def __init__(self, programs: Mapping[str, Sequence[str]], cwd: Path | None = None) -> None:
+        """``programs``: each entry's label -> its command (argv)."""
+        self.engine = LocalEngine()
+        self.logs = Path(tempfile.mkdtemp(prefix="tablanette-grpc-"))
+        self.cwd = cwd
+        self.programs = [Program(name, argv, self.logs / f"{_file_name(name)}.log") for name, argv in programs.items()]
+
+    async def __aenter__(self) -> ConnectedPrograms:
+        await self.engine.start()
+        try:
+            for program in self.programs:
+                await self._start(program)
+        except BaseException:
+            await self.close()  # its output is kept: the error names it
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+        if not any(p.faults for p in self.programs):  # nothing went wrong: nothing of theirs to read later
+            shutil.rmtree(self.logs, ignore_errors=True)
+
+    def settle(self) -> None:
+        """After the last game: a program that has exited meanwhile is a fault of its entry too."""
+        for program in self.programs:
+            code = program.process.poll() if program.process is not None else None
+            if code is not None:
+                program.faults.append(f"its program {_ended(code)}")
+
+    async def ensure(self) -> None:
+        """Before a game: start again every program that has exited (a fault of its entry)."""
+        for program in self.programs:
+            code = program.process.poll() if program.process is not None else None
+            if code is None:  # running (if it is reconnecting, the engine's grace period covers it)
+                continue
+            if program.restarts >= MAX_RESTARTS:
+                raise ProgramError(
+                    f"bot {program.name}: its program stopped {program.restarts + 1} times; the last time "
+                    f"{_ended(code)}{_quoted(program)} (its output: {program.log_path})"
+                )
+            program.restarts += 1
+            program.faults.append(f"its program {_ended(code)}; it was started again")
+            _stop(program)
+            await self._start(program)
+
+    async def _start(self, program: Program) -> None:
+        env = {
+            **os.environ,
+            "TABLANETTE_TOKEN": self.engine.issue(program.name),
+            "TABLANETTE_ADDRESS": self.engine.address,
+            "TABLANETTE_BOT_NAME": program.name,
+        }
+        with program.log_path.open("ab") as out:
+            try:
+                program.process = subprocess.Popen(
+                    list(program.argv), stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, cwd=self.cwd
+                )
+            except OSError as exc:
+                raise ProgramError(f"bot {program.name}: cannot start {program.argv[0]!r}: {exc.strerror}") from None
+        deadline = time.monotonic() + CONNECT_TIMEOUT_S
+        while self.engine.connected(program.name) is None:
+            code = program.process.poll()
+            if code is not None:
+                raise ProgramError(
+                    f"bot {program.name}: its program {_ended(code)} before it connected{_quoted(program)} "
+                    f"(its output: {program.log_path})"
+                )
+            if time.monotonic() > deadline:
+                raise ProgramError(
+                    f"bot {program.name}: its program did not connect within {CONNECT_TIMEOUT_S:g} s (it is given "
+                    f"TABLANETTE_ADDRESS, TABLANETTE_TOKEN and TABLANETTE_BOT_NAME){_quoted(program)} "
+                    f"(its output: {program.log_path})"
+                )
+            await asyncio.sleep(0.05)
+
+    async def close(self) -> None:
+        for program in self.programs:
+            _stop(program)
+        await self.engine.stop()
+
+
+def _stop(program: Program) -> None:
+    process = program.process
+    if process is None or process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(3)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _ended(code: int | None) -> str:
+    if code is None:
+        return "is still running"
+    return f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+
+
+def _quoted(program: Program) -> str:
+    said = program.last_words()
+    return f"; its last words: {said!r}" if said else ""
+
+
+def _file_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:64] or "bot"
