@@ -229,9 +229,9 @@ async def _run(
     )
     loop = asyncio.get_running_loop()
     control = TimeControl.of_league(league)
-    watched = LiveMatch(aredis, keys, match_id, attempt, league.rules, seed, control)
+    watched = LiveMatch(aredis, keys, match_id, attempt, league.rules)
     play = asyncio.ensure_future(
-        runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}", control, watched.answered)
+        runner.play(league.rules, seed, seats, f"{keys.league}/{match_id}", control, watch=watched.seen)
     )
 
     def stop_playing() -> None:  # called from the lease's thread

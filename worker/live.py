@@ -1,16 +1,14 @@
 """A match's public events, published while its runner plays it: what spectators watch live.
 
-The runner is told of every answer of the match, in order, whoever played the
-turn (the replica holding the bots, or the runner's own driver after a hand-off).
-:class:`LiveMatch` applies each answer to a mirror of the match (a
-:class:`~engine_service.driver.MatchDriver` resumed answer by answer, so it is
-the match exactly as the driver plays it), reads the public events off it with
-:class:`~engine_service.rules.spectator.PublicFeed` (public facts only: nothing a
-spectator gets can show a hidden card), and appends them to the match's stream
-(:mod:`store.live`) in batches: whatever happened within :data:`FLUSH_S` of a
-first event goes in one write, so spectators cost the match one Redis write per
-batch, never one per move, and nothing at all while nobody's stream can be
-written: a failed write is logged and its events dropped, and the match goes on.
+The runner shows :class:`LiveMatch` its one copy of the match (its driver's, which
+follows the replica playing it, or plays it) as it starts and after every answer.
+:class:`~engine_service.rules.spectator.PublicFeed` reads the public events off it
+(public facts only: nothing a spectator gets can show a hidden card), and they are
+appended to the match's stream (:mod:`store.live`) in batches: whatever happened
+within :data:`FLUSH_S` of a first event goes in one write, so spectators cost the
+match one Redis write per batch, never one per move, and nothing at all while
+nobody's stream can be written: a failed write is logged and its events dropped,
+and the match goes on.
 """
 
 from __future__ import annotations
@@ -23,13 +21,10 @@ from typing import Any
 import redis
 from redis.asyncio import Redis
 
-from engine_service.driver import MatchDriver
-from engine_service.rules import Rules
+from engine_service.rules import Match, Rules
 from engine_service.rules.spectator import PublicFeed
-from engine_service.time_control import TimeControl
 from store import live
 from store.keys import LeagueKeys
-from tablanette.v1 import dispatch_pb2 as dpb
 
 log = logging.getLogger("tablanette.worker.live")
 
@@ -41,38 +36,17 @@ class LiveMatch:
     """One try of one match, published as it is played; :meth:`close` sends what is left."""
 
     def __init__(
-        self,
-        r: Redis,
-        keys: LeagueKeys,
-        match_id: str,
-        attempt: int,
-        rules: Rules,
-        seed: str,
-        control: TimeControl,
-        reveal_after: int = 0,
+        self, r: Redis, keys: LeagueKeys, match_id: str, attempt: int, rules: Rules, reveal_after: int = 0
     ) -> None:
         self.r, self.keys, self.match_id, self.attempt = r, keys, match_id, attempt
-        self.mirror = MatchDriver(rules, seed, f"{keys.league}/{match_id}", control)
         self.feed = PublicFeed(rules, reveal_after)
-        self.pending: list[dict[str, Any]] = [e.to_json() for e in self.feed.update(self.mirror.match)]
-        self.broken = False
-        """The mirror refused an answer (never: the same engine as the driver's); nothing more is published."""
+        self.pending: list[dict[str, Any]] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    def answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
-        """Told of each answer of the match, in order (the driver's ``answered`` hook)."""
-        if self.broken:
-            return
-        try:
-            self.mirror.resume(seat, resp)
-        except ValueError as exc:
-            self.broken = True
-            log.error(
-                "match %s: the live mirror refused turn %d (%s); its live view stops", self.match_id, turn_id, exc
-            )
-            return
-        self.pending += [e.to_json() for e in self.feed.update(self.mirror.match)]
-        if self._flusher is None or self._flusher.done():
+    def seen(self, match: Match) -> None:
+        """Shown the match as it starts and after each answer (the runner's ``watch`` hook)."""
+        self.pending += [e.to_json() for e in self.feed.update(match)]
+        if self.pending and (self._flusher is None or self._flusher.done()):
             self._flusher = asyncio.ensure_future(self._flush_later())
 
     async def _flush_later(self) -> None:

@@ -4,11 +4,11 @@ A match is played by one :class:`~engine_service.driver.MatchDriver` at a time,
 and the runner is the authority on its result. When the session registry
 (Redis) puts every bot of the match on one replica, that replica's driver plays
 it (``Dispatch.PlayMatch``, see :mod:`engine_service.local_match`): one hop per
-move instead of two. The runner holds no copy of the match then: it keeps the
-answers as they come (given the seed, they are the match) and checks the record
-the replica sends at the end once (``verify_record``). From any turn the replica
-hands back (a bot that left it, a replica that died), the runner resumes the
-match from those answers with a driver of its own, whose transport
+move instead of two. The runner's own driver follows the answers as they come
+(given the seed, they are the match), each applied once, and the record the
+replica sends at the end must be the one they make. From any turn the replica
+hands back (a bot that left it, a replica that died), that driver plays on, its
+transport
 (:class:`RemoteTransport`) finds the replica holding the bot and asks it for a
 play through ``Dispatch.RequestPlay``: a timeout follows ``timeout_action``
 (trail the lowest card, or forfeit); a bot still gone after the grace period
@@ -23,7 +23,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 from engine_service import convert
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service.driver import Answered, MatchDriver, Outcome, SeatConduct
-from engine_service.rules import GameRecord, Match, RecordError, Rules, verify_record
+from engine_service.rules import GameRecord, Match, RecordError, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
 from store.client import connect_async
@@ -136,26 +136,40 @@ class MatchRunner:
         game_id: str,
         control: TimeControl | None = None,
         answered: Answered | None = None,
+        watch: Callable[[Match], None] | None = None,
     ) -> MatchOutcome:
         """Play one match; ``bots[s]`` is the bot name at seat ``s``; ``control``: the league's time
         control (:class:`engine_service.time_control.TimeControl`; None: the rules' move time on the wall clock);
-        ``answered``: told of every answer of the match, in order, whoever asked it (spectators' feed)."""
+        ``answered``: told of every answer of the match, in order, whoever asked it; ``watch``: given the
+        match as it starts and after each answer (the spectators' feed reads it).
+
+        The runner holds one copy of the match, its driver: it follows the answers of the replica playing
+        the match, and plays on from them itself if the replica hands the match back or dies. Every answer
+        is applied once here, and a record the replica sends must be the one these answers make."""
         if len(bots) != rules.players:
             raise ValueError(f"{len(bots)} bots for {rules.players} seats")
         control = control.check(rules) if control is not None else TimeControl.of_rules(rules)
         labels = await self.labels(bots)
         started = time.monotonic()
         game = game_started(rules, labels, game_id)
-        answers: list[tuple[int, dpb.PlayResponse]] = []
+        driver = MatchDriver(rules, seed, game_id, control)
+
+        def applied(turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
+            if answered is not None:
+                answered(turn_id, seat, resp)
+            if watch is not None:
+                watch(driver.match)
+
+        if watch is not None:
+            watch(driver.match)
         end, fault = None, None
         if self.replica_matches:
-            end, fault = await self._play_on_replica(game, seed, bots, control, answers, answered)
-        on_replica = len(answers)
+            end, fault = await self._play_on_replica(game, seed, bots, control, driver, applied)
+        on_replica = driver.turn_id
         if end is not None:
-            record, conduct, times = self._finished(end, seed, labels, game_id)
+            record, conduct, times = self._finished(end, driver, seed, labels, game_id)
         else:
-            driver = MatchDriver(rules, seed, game_id, control, answers)
-            await driver.play(RemoteTransport(self, bots, game, control, fault), answered)
+            await driver.play(RemoteTransport(self, bots, game, control, fault), applied)
             record, conduct, times = driver.record(labels), driver.conduct, driver.times
             if driver.turn_id > on_replica:  # the replica announces a match it played to the end
                 await self._announce_end(driver.match, bots, game_id)
@@ -165,17 +179,16 @@ class MatchRunner:
 
     @staticmethod
     def _finished(
-        end: dpb.MatchEnd, seed: str, labels: Sequence[str], game_id: str
+        end: dpb.MatchEnd, driver: MatchDriver, seed: str, labels: Sequence[str], game_id: str
     ) -> tuple[GameRecord, list[SeatConduct], list[int]]:
-        """The outcome a replica sent for the match it played to the end, its record checked once.
-
-        The replica runs this arena's own engine, so a record that does not re-verify is the arena's
-        bug: :class:`~engine_service.rules.RecordError`, never anything scored.
-        """
+        """The outcome a replica sent for the match it played to the end, its record checked against the
+        match the runner's driver made of the same answers (the replica runs this arena's own engine, so a
+        record that differs is the arena's bug: :class:`~engine_service.rules.RecordError`, never scored)."""
         record: GameRecord = json.loads(end.record)
         if (record.get("id"), record.get("seed"), record.get("players")) != (game_id, seed, list(labels)):
             raise RecordError(f"record {game_id}: the replica sent the record of another match")
-        verify_record(record)
+        if not driver.over or record != json.loads(json.dumps(driver.record(labels))):
+            raise RecordError(f"record {game_id}: the replica's record is not the match its own answers make")
         conduct = [SeatConduct(c.moves, c.timeouts, c.illegal, c.auto, c.forfeit) for c in end.conduct]
         if len(conduct) != len(labels):
             raise RecordError(f"record {game_id}: conduct of {len(conduct)} seats for {len(labels)}")
@@ -187,10 +200,10 @@ class MatchRunner:
         seed: str,
         bots: Sequence[str],
         control: TimeControl,
-        answers: list[tuple[int, dpb.PlayResponse]],
-        answered: Answered | None,
+        driver: MatchDriver,
+        applied: Answered,
     ) -> tuple[dpb.MatchEnd | None, str | None]:
-        """Let the replica holding every bot play the match, keeping its answers in ``answers``.
+        """Let the replica holding every bot play the match, ``driver`` following its answers.
 
         Returns the match's end if the replica played it to the end; else, if the
         replica failed mid-match, why (the arena's fault: the next turn asked must
@@ -207,7 +220,7 @@ class MatchRunner:
         try:
             async for batch in call:
                 for event in batch.events:
-                    if event.turn_id != len(answers) + 1:  # never: the same engine on both sides
+                    if event.turn_id != driver.turn_id + 1:  # never: the same engine on both sides
                         log.warning("game %s: replica %s sent turn %d out of order", gid, replica, event.turn_id)
                         return None, None
                     if event.HasField("end"):
@@ -216,16 +229,19 @@ class MatchRunner:
                         log.info("game %s: turn %d handed back by %s: %s", gid, event.turn_id, replica, event.reason)
                         return None, None
                     else:
-                        answers.append((event.seat, event.response))
-                        if answered is not None:
-                            answered(event.turn_id, event.seat, event.response)
+                        try:
+                            driver.resume(event.seat, event.response)
+                        except ValueError as exc:  # never: the same engine on both sides
+                            log.warning("game %s: replica %s sent an answer out of turn: %s", gid, replica, exc)
+                            return None, None
+                        applied(event.turn_id, event.seat, event.response)
         except grpc.aio.AioRpcError as exc:
             if exc.code() == grpc.StatusCode.UNIMPLEMENTED:  # a replica of an older version: turn by turn
                 return None, None
             if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                 raise
             why = f"replica {replica} playing the match: {exc.code().name}: {exc.details()}"
-            log.warning("game %s: %s after %d turns; playing on turn by turn", gid, why, len(answers))
+            log.warning("game %s: %s after %d turns; playing on turn by turn", gid, why, driver.turn_id)
             return None, why
         finally:
             call.cancel()

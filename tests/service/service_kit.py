@@ -29,7 +29,7 @@ from arena_harness import REDIS_URL, Arena, Proc
 from redis.asyncio import Redis
 
 from engine_service.driver import Answered
-from engine_service.rules import Rules, verify_record
+from engine_service.rules import Match, Rules, verify_record
 from engine_service.time_control import TimeControl
 from store.keys import Keys
 from tablanette.v1 import arena_pb2 as apb
@@ -232,13 +232,14 @@ class ObservedRunner(MatchRunner):
         game_id: str,
         control: TimeControl | None = None,
         answered: Answered | None = None,
+        watch: Callable[[Match], None] | None = None,
     ) -> MatchOutcome:
         def noted(turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
             self._answered(turn_id, seat, resp)
             if answered is not None:
                 answered(turn_id, seat, resp)
 
-        return await super().play(rules, seed, bots, game_id, control, noted)
+        return await super().play(rules, seed, bots, game_id, control, noted, watch)
 
     def _answered(self, turn_id: int, seat: int, resp: dpb.PlayResponse) -> None:
         with self.changed:
