@@ -28,7 +28,8 @@ class Bot:
         """Called before a match starts; override to reset per-match state."""
 
     def end_match(self, result: Mapping[str, Any]) -> None:
-        """Called when a match is over, with ``winner`` (a team; -1 for a draw), ``reason`` and ``score``
+        """Called when a match is over, with ``winner`` (a team; None for a draw, as records have it), ``reason``
+        and ``score``
         (match totals per team). Over gRPC only when the arena says so: a match the bot forfeited while
         it was away may end without it."""
 
@@ -54,7 +55,6 @@ def play_match(rules: Rules, seed: str, bots: Sequence[Bot]) -> Match:
 
 
 def result_of(match: Match) -> dict[str, Any]:
-    """A finished match's result as ``end_match`` gets it: ``winner`` (-1 for a draw), ``reason``, ``score``."""
+    """A finished match's result as ``end_match`` gets it: ``winner`` (None for a draw), ``reason``, ``score``."""
     assert match.result is not None, "the match is not over"
-    winner = -1 if match.result.winner is None else match.result.winner
-    return {"winner": winner, "reason": match.result.reason, "score": list(match.totals)}
+    return {"winner": match.result.winner, "reason": match.result.reason, "score": list(match.totals)}

@@ -596,7 +596,8 @@ def observation_of(turn: apb.Turn, rules: Rules) -> Observation:
 
 def _end_match(name: str, info: GameInfo, result: gpb.MatchResult) -> None:
     """``end_match`` of a game's bot, after the game's last answer (it takes the game's lock)."""
-    ended = {"winner": result.winner, "reason": result.reason, "score": list(result.score)}
+    winner = result.winner if result.winner >= 0 else None  # the wire's -1 is a draw: None, as in records
+    ended = {"winner": winner, "reason": result.reason, "score": list(result.score)}
     with info.lock:
         try:
             info.bot.end_match(ended)

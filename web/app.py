@@ -209,12 +209,14 @@ def api_bot(reads: ReadsDep, league_id: str, bot: str, limit: int = Query(20, ge
 @api.get(
     "/leagues/{league_id}/replays/{match_id:path}",
     tags=["matches"],
-    summary="Replay frames of a finished match, computed by the rules engine, and its luck and skill per team",
+    summary="Replay frames of a finished match, computed by the rules engine, its luck and skill per team, and "
+    "`seats`: each seat's bot as the league names it (the record's `players` say what played: name@version)",
 )
 def api_replay(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
     record = queries.record(reads, league_id, match_id)
     header = {k: v for k, v in record.items() if k != "deals"}
-    return JSONResponse({"record": header, "frames": replay_frames(record), "luck": luck_curve(record)})
+    seats = reads.results.match_rows(league_id, [match_id])[0]["seats"]
+    return JSONResponse({"record": header, "seats": seats, "frames": replay_frames(record), "luck": luck_curve(record)})
 
 
 @api.get(

@@ -30,7 +30,7 @@ from store.results import LeagueResults
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
 RULES = Rules.preset("tablic-pagat")
-ABORTED = {"winner": -1, "reason": "aborted", "score": [0, 0]}
+ABORTED = {"winner": None, "reason": "aborted", "score": [0, 0]}
 SMALL = Limits(memory_mb=64, pids=16, cpus=0.5, cpu_seconds=2, scratch_mb=4)
 
 PROLOGUE = """\

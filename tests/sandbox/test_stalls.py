@@ -233,7 +233,7 @@ def test_a_sandboxed_program_that_stops_reading_is_gone_when_its_game_ends(folde
     assert turn.is_alive()  # its line waits for room in the program's input
     programs = [p for p in [bot.program] if p is not None]
     started = time.monotonic()
-    bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+    bot.end_match({"winner": None, "reason": "aborted", "score": [0, 0]})
     ended = time.monotonic() - started
     turn.join(timeout=5)
     assert ended < 5, f"end_match took {ended:.1f} s"

@@ -55,7 +55,7 @@ def started(argv: list[str], name: str) -> tuple[ProgramBot, Observation]:
     return bot, match.observation(match.turn)
 
 
-ABORTED = {"winner": -1, "reason": "aborted", "score": [0, 0]}
+ABORTED = {"winner": None, "reason": "aborted", "score": [0, 0]}
 
 
 @needs_perl

@@ -175,6 +175,26 @@ def test_the_bots_versions_and_the_index_link_to_each_other(browser: Any, hosted
         assert tab.testid("quarantine").count() == 1
 
 
+def test_a_replay_and_the_bot_page_name_a_hosted_version_as_its_league_does(browser: Any, hosted_site: Site) -> None:
+    """The record says what played (a hosted version: ``sleepy@1``); the replay's seats link to the league's
+    own page of that version, not to a name with its ``@1`` cut off; ``/bots/sleepy`` shows the league too."""
+    leagues = LeagueStore(hosted_site.arena.redis, hosted_site.arena.prefix)
+    finished = [m for m in leagues.match_ids("rated") if leagues.match("rated", m).get("status") == "done"]
+    assert finished, "the rated league finished no match before the quarantine"
+    mid = finished[0]
+    data = hosted_site.api(f"/leagues/rated/replays/{mid}")
+    assert sorted(data["seats"]) == ["rival", "sleepy@1"]
+    assert "sleepy@1" in data["record"]["players"]
+    profile = hosted_site.api("/bots/sleepy")
+    assert profile["hosted"] and [(s["league"], s["name"]) for s in profile["leagues"] if not s["preflight"]] == [
+        ("rated", "sleepy@1")
+    ]
+    with open_tab(browser, hosted_site, DESKTOP) as tab:
+        page = tab.open(f"/leagues/rated/replay/{mid}")
+        links = page.locator('[data-testid="seat-link"]').evaluate_all("els => els.map(e => e.getAttribute('href'))")
+        assert sorted(links) == ["/leagues/rated/bots/rival", "/leagues/rated/bots/sleepy%401"]
+
+
 def test_the_owner_submits_a_new_version_through_the_form(browser: Any, hosted_site: Site, tmp_path: Path) -> None:
     folder = bot_folder(tmp_path, "sleepy-2", SLEEPY.replace("< 1000", "< 0"))  # the fix: it no longer dawdles
     archive = tmp_path / "sleepy-2.tar.gz"

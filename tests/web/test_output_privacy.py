@@ -305,7 +305,7 @@ def leaky(site: tuple[Site, str], tmp_path_factory: pytest.TempPathFactory) -> s
         with pytest.raises(BridgeError) as err:
             bot.choose(match.observation(match.turn), Clock(5000))
         assert f"-canary-{mode}" in str(err.value)  # its log line (the operator's) quotes the program
-        bot.end_match({"winner": -1, "reason": "aborted", "score": [0, 0]})
+        bot.end_match({"winner": None, "reason": "aborted", "score": [0, 0]})
     return key
 
 

@@ -15,7 +15,7 @@
   let players = [];
   let teams = [];
   let attempt = null;
-  const seatName = (s) => TA.botName(players[s] || `seat ${s}`);
+  const seatName = (s) => players[s] || `seat ${s}`; // the league's names (a hosted version keeps its @N)
   const teamName = (t) => (teams[t] || [t]).map(seatName).join(" & ");
 
   function draw(e) {
@@ -76,7 +76,7 @@
       const m = await TA.fetchJSON(urls.api(`/leagues/${encodeURIComponent(leagueId)}/matches/${matchId.split("/").map(encodeURIComponent).join("/")}`));
       players = m.seats || [];
       teams = players.map((_, s) => [s]);
-      $id("title").textContent = players.map(TA.botName).join(" vs ");
+      $id("title").textContent = players.join(" vs ");
     } catch (err) {
       TA.showError(err);
       TA.ready();

@@ -35,8 +35,9 @@
 
   // ------------------------------------------------------------------ names and rules
 
-  const players = () => record.players;
-  const seatName = (s) => TA.botName(players()[s]);
+  const players = () => record.players; // what played: name@version as the record has it
+  let seats = null; // the league's name of each seat's bot (a hosted version keeps its @N), when the arena says
+  const seatName = (s) => (seats && seats[s]) || TA.botName(players()[s]);
   const teams = () => record.teams || players().map((_, s) => [s]);
   const teamOf = (seat) => TA.teamOf(seat, teams());
   const teamName = (t) => (teams()[t] || [t]).map(seatName).join(" & ");
@@ -510,6 +511,7 @@
     }
     record = data.record;
     frames = data.frames;
+    seats = data.seats && data.seats.length === record.players.length ? data.seats : null;
     index();
     const names = teams().map((_, t) => teamName(t));
     $id("title").textContent = names.join(" vs ");
@@ -521,7 +523,7 @@
         `Match ${matchId} · rules ${rules.join(", ")} · ${dealStarts.length} deal(s) · seed `,
         el("code", { text: record.seed }),
         " · seats: ",
-        players().map((p, s) => [s ? ", " : null, el("a", { href: botUrl(TA.botName(p)), title: p, text: `${s} ${p}` })]),
+        players().map((p, s) => [s ? ", " : null, el("a", { href: botUrl(seatName(s)), title: p, "data-testid": "seat-link", text: `${s} ${p}` })]),
       ),
     );
     $id("scrubber").max = frames.length - 1;
