@@ -76,6 +76,7 @@ def _names(mask: int) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 16)
 def play_to_pb(play: Play) -> pb.Play:
     """Shared and never changed: put it in a field (which copies it), do not edit it."""
     return pb.Play(card=str(play.card), captured=_names(play.mask))

@@ -64,6 +64,9 @@ ELO = 400 / math.log(10)
 """Elo points per unit of natural-log strength."""
 Z95 = 1.959963984540054
 DEVIANCE_95 = Z95**2
+DENSE_TEAMS = 256
+"""Up to this many distinct teams the model's matrices are dense NumPy arrays: faster for a small league, and
+no SciPy to import (a local match's start-up); above, SciPy's sparse ones."""
 PROFILE_MAX = 40
 """Up to this many bots, intervals and LOS come from the profile likelihood; above, from its curvature."""
 ANCHOR_DRAWS = 0.01
@@ -276,7 +279,7 @@ class _Model:
 
     n: int
     prior: float
-    A: Any  # scipy.sparse matrix: distinct teams x bots
+    A: Any  # distinct teams x bots: a NumPy array up to DENSE_TEAMS teams, else a scipy.sparse matrix
     chosen: np.ndarray
     weight: np.ndarray
     rest: np.ndarray  # events x width, -1 padded: the teams in the running
@@ -286,8 +289,6 @@ class _Model:
     def build(
         cls, outcomes: Sequence[Outcome], index: dict[str, int], prior: float, weights: Sequence[float]
     ) -> _Model:
-        from scipy.sparse import csr_matrix
-
         team_ids: dict[tuple[int, ...], int] = {}
         events: dict[tuple[int, tuple[int, ...]], float] = defaultdict(float)
         met: set[tuple[int, int]] = set()
@@ -310,10 +311,17 @@ class _Model:
         rows = [t for members, t in team_ids.items() for _ in members]
         cols = [b for members in team_ids for b in members]
         shape = (len(team_ids), len(index))
+        if shape[0] <= DENSE_TEAMS:
+            teams_of: Any = np.zeros(shape)
+            np.add.at(teams_of, (rows, cols), 1.0)
+        else:
+            from scipy.sparse import csr_matrix
+
+            teams_of = csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape)
         return cls(
             len(index),
             ANCHOR_DRAWS,
-            csr_matrix((np.ones(len(rows)), (rows, cols)), shape=shape),
+            teams_of,
             np.array([c for c, _ in events], dtype=np.int64),
             np.array(list(events.values()), dtype=float),
             rest,
@@ -346,8 +354,6 @@ class _Model:
 
     def information(self, theta: np.ndarray) -> np.ndarray:
         """Minus the Hessian of the log-likelihood (exact for this model), prior included."""
-        from scipy.sparse import coo_matrix
-
         p = self._probabilities(theta)
         width = self.rest.shape[1]
         rows, cols, vals = [], [], []
@@ -359,8 +365,16 @@ class _Model:
                 cols.append(self.rest[both, b])
                 vals.append(h[both])
         teams = self.A.shape[0]
-        h_u = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(teams, teams))
-        info = np.asarray((self.A.T @ h_u.tocsr() @ self.A).todense())
+        where = (np.concatenate(rows), np.concatenate(cols))
+        if isinstance(self.A, np.ndarray):
+            h_dense = np.zeros((teams, teams))
+            np.add.at(h_dense, where, np.concatenate(vals))
+            info = np.asarray(self.A.T @ h_dense @ self.A)
+        else:
+            from scipy.sparse import coo_matrix
+
+            h_u = coo_matrix((np.concatenate(vals), where), shape=(teams, teams))
+            info = np.asarray((self.A.T @ h_u.tocsr() @ self.A).todense())
         s = _sigmoid(theta)
         info[np.diag_indices(self.n)] += self.prior * s * (1 - s)
         return info

@@ -166,3 +166,24 @@ def test_the_interval_root_finder_answers_as_brentq(f: Any, a: float, b: float) 
     assert _root(f, a, b, 1e-6) == pytest.approx(brentq(f, min(a, b), max(a, b), xtol=1e-9), abs=1e-6)
     with pytest.raises(ValueError, match="no sign change"):
         _root(lambda v: v * v + 1, -1.0, 1.0, 1e-6)
+
+
+def test_the_sparse_model_of_a_big_league_fits_as_the_dense_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small leagues fit on dense NumPy matrices, big ones (over DENSE_TEAMS teams) on SciPy's sparse ones:
+    the same ratings, intervals and LOS either way (here one league, fitted both ways)."""
+    import scheduler.ratings as ratings
+
+    rng = random.Random(11)
+    bots = [f"b{i}" for i in range(12)]
+    outcomes = []
+    for i in range(300):
+        a, b = rng.sample(bots, 2)
+        placing = (1.0, 0.0) if rng.random() < 0.5 + 0.03 * (bots.index(a) - bots.index(b)) else (0.0, 1.0)
+        outcomes.append(Outcome(f"m{i}", f"u{i}", ((a,), (b,)), placing, (100, 90)))
+    dense = fit_ratings(outcomes)
+    monkeypatch.setattr(ratings, "DENSE_TEAMS", 0)
+    sparse = fit_ratings(outcomes)
+    for d, s in zip(dense.ratings, sparse.ratings, strict=True):
+        assert d.bot == s.bot
+        assert (d.rating, d.low, d.high) == pytest.approx((s.rating, s.low, s.high), abs=1e-6)
+    assert dense.los("b3", "b7") == pytest.approx(sparse.los("b3", "b7"), abs=1e-9)
