@@ -16,6 +16,7 @@ each bot the game is over with :meth:`LocalEngine.game_over`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -65,6 +66,11 @@ class LocalEngine:
         self._tokens[_digest(token)] = bot
         return token
 
+    def revoke(self, bot: str) -> None:
+        """Every token issued for ``bot`` stops working, and its session here ends."""
+        self._tokens = {d: name for d, name in self._tokens.items() if name != bot}
+        self.gateway.revoked(bot, "the command that started it")
+
     async def _lookup_token(self, token: str) -> str | None:
         return self._tokens.get(_digest(token))
 
@@ -94,6 +100,9 @@ class LocalEngine:
         await self.server.stop(1.0)
         if self._upkeep is not None:
             self._upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._upkeep
+        await self.gateway.released(1.0)
         if self.rules is not None:
             self.rules.close()
 

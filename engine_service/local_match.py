@@ -7,19 +7,19 @@ runner asks that replica to play it (``Dispatch.PlayMatch``) instead of calling
 gateway's own :meth:`~engine_service.gateway.Gateway.ask` (``RequestPlay`` in its
 parts), and sends each answer as an event, in batches: whatever happened within
 :data:`BATCH_WINDOW_S` of a first event goes in one message (a write per move
-would cost as much as the move). The runner only keeps the answers (it holds no
-copy of the match); a match played to its end here ends with a
-:class:`MatchEnd` event (the record, each seat's conduct, the move times), whose
-record the runner checks once, and is announced here too (each bot's GameOver).
+would cost as much as the move). The runner's own driver follows the answers (each
+applied once there); a match played to its end here ends with a :class:`MatchEnd`
+event (the record, each seat's conduct, the move times), whose record the runner
+checks against the match its driver made of the same answers, and is announced
+here too (each bot's GameOver).
 
 Anything this replica cannot settle alone is handed back: a bot that is not (or
 no longer) connected here, or a turn during which the replica could not reach
-its store. The last event is then a handoff naming the turn, and the runner
-resumes the match from the answers so far with a driver of its own, asking each
-turn with the grace period, the search for the bot on other replicas, and the
-arena-fault rules. If this replica dies mid-match, the runner's stream breaks and
-it resumes the same way from the last event it received: at most a batch of
-turns is asked again.
+its store. The last event is then a handoff naming the turn, and the runner's
+driver plays on from the answers so far, asking each turn with the grace period,
+the search for the bot on other replicas, and the arena-fault rules. If this
+replica dies mid-match, the runner's stream breaks and it plays on the same way
+from the last event it received: at most a batch of turns is asked again.
 """
 
 from __future__ import annotations

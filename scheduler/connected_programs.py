@@ -8,26 +8,34 @@ in this process (no Redis), and the program is waited for until its session is
 open. It plays every game of the series its entry has a seat in.
 
 Everything it says is its own business: its output goes to a log file (named at
-the end when it fails), and only a printable last line of it is ever quoted. A
-program that exits is started again before the next game (its turns meanwhile are
-the engine's: a bot gone past its grace period), each restart a fault of its
-entry, and after :data:`MAX_RESTARTS` the series stops with why.
+the end when it fails), and only a printable last line of it is ever quoted. It
+runs in a process group of its own, stopped whole at the end, and gets SIGTERM if
+this command dies. A program that exits is started again before the next game (its
+turns meanwhile are the engine's: a bot gone past its grace period), its old token
+revoked, each restart a fault of its entry; after :data:`MAX_RESTARTS` the series
+stops with why.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine_service.local_engine import LocalEngine
+from bots.child import stop_with_parent
 from store import printable
+
+if TYPE_CHECKING:
+    from engine_service.local_engine import LocalEngine
 
 CONNECT_TIMEOUT_S = 60.0
 """How long a program may take from its start to its session (a JVM or a first npm import takes seconds)."""
@@ -47,6 +55,8 @@ class Program:
     argv: Sequence[str]
     log_path: Path
     process: subprocess.Popen[bytes] | None = None
+    sessions: set[str] = field(default_factory=set)
+    """Every session it has opened: a new start waits for a new one."""
     restarts: int = 0
     faults: list[str] = field(default_factory=list)
     """Why it had to be started again (the arena's words: its exit status), one a restart."""
@@ -66,13 +76,20 @@ class ConnectedPrograms:
 
     def __init__(self, programs: Mapping[str, Sequence[str]], cwd: Path | None = None) -> None:
         """``programs``: each entry's label -> its command (argv)."""
-        self.engine = LocalEngine()
+        from engine_service.local_engine import LocalEngine  # gRPC's server: only once a program is named
+
+        self.engine: LocalEngine = LocalEngine()
         self.logs = Path(tempfile.mkdtemp(prefix="tablanette-grpc-"))
         self.cwd = cwd
         self.programs = [Program(name, argv, self.logs / f"{_file_name(name)}.log") for name, argv in programs.items()]
 
     async def __aenter__(self) -> ConnectedPrograms:
-        await self.engine.start()
+        try:
+            await self.engine.start()
+        except BaseException:
+            shutil.rmtree(self.logs, ignore_errors=True)
+            await self.engine.stop()
+            raise
         try:
             for program in self.programs:
                 await self._start(program)
@@ -107,6 +124,7 @@ class ConnectedPrograms:
             program.restarts += 1
             program.faults.append(f"its program {_ended(code)}; it was started again")
             _stop(program)
+            self.engine.revoke(program.name)  # whatever it left behind holds no session and no token any more
             await self._start(program)
 
     async def _start(self, program: Program) -> None:
@@ -119,12 +137,18 @@ class ConnectedPrograms:
         with program.log_path.open("ab") as out:
             try:
                 program.process = subprocess.Popen(
-                    list(program.argv), stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env, cwd=self.cwd
+                    stop_with_parent(program.argv),  # gone with this command, however it ends
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=out,
+                    env=env,
+                    cwd=self.cwd,
+                    start_new_session=True,  # its own process group: a wrapper's children are stopped with it
                 )
             except OSError as exc:
                 raise ProgramError(f"bot {program.name}: cannot start {program.argv[0]!r}: {exc.strerror}") from None
         deadline = time.monotonic() + CONNECT_TIMEOUT_S
-        while self.engine.connected(program.name) is None:
+        while (entry := self.engine.connected(program.name)) is None or entry.session_id in program.sessions:
             code = program.process.poll()
             if code is not None:
                 raise ProgramError(
@@ -138,6 +162,7 @@ class ConnectedPrograms:
                     f"(its output: {program.log_path})"
                 )
             await asyncio.sleep(0.05)
+        program.sessions.add(entry.session_id)
 
     async def close(self) -> None:
         for program in self.programs:
@@ -146,15 +171,20 @@ class ConnectedPrograms:
 
 
 def _stop(program: Program) -> None:
+    """Stop the program and everything it started (its process group): SIGTERM, then SIGKILL after 3 s."""
     process = program.process
-    if process is None or process.poll() is not None:
+    if process is None:
         return
-    process.terminate()
-    try:
+    _signal_group(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(3)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    _signal_group(process.pid, signal.SIGKILL)  # what is left of the group (a wrapper's children)
+    process.wait()
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
 
 
 def _ended(code: int | None) -> str:

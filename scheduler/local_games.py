@@ -27,13 +27,12 @@ import concurrent.futures
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bots import Bot
 from bots.base import result_of
 from bots.transport import InProcessTransport, Seat
 from engine_service.driver import MatchDriver
-from engine_service.local_engine import LocalEngine
 from engine_service.rules import GameRecord, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
@@ -43,6 +42,12 @@ from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
 from .connected_programs import ConnectedPrograms
+
+if TYPE_CHECKING:
+    from engine_service.local_engine import LocalEngine
+
+SEED_CHARS = 100
+"""A series' seed names its games (``SEED/game-N``), and a game id on the wire is at most 128 characters."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +109,13 @@ def play_series(
         raise ValueError("name at least one bot")
     if games < 1:
         raise ValueError(f"play at least one game, not {games}")
+    if any(e.program for e in entries) and len(entries) < rules.players:
+        raise ValueError(
+            f"a gRPC program plays one seat of a game: name at least {rules.players} bots for {rules.players} "
+            f"seats (the same program twice is two bots: --bot a=grpc:CMD --bot b=grpc:CMD)"
+        )
+    if len(seed) > SEED_CHARS:
+        raise ValueError(f"a seed is at most {SEED_CHARS} characters, not {len(seed)}")
     control = control or TimeControl.of_rules(rules)
     labels = labels_of([e.label for e in entries])
     series = Series(SelfPlayStats([BotStats(label) for label in labels]), [Conduct() for _ in entries])

@@ -41,11 +41,21 @@ class LiveMatch:
         self.r, self.keys, self.match_id, self.attempt = r, keys, match_id, attempt
         self.feed = PublicFeed(rules, reveal_after)
         self.pending: list[dict[str, Any]] = []
+        self.broken = False
+        """The feed failed once: nothing more is published (the match goes on)."""
         self._flusher: asyncio.Task[None] | None = None
 
     def seen(self, match: Match) -> None:
-        """Shown the match as it starts and after each answer (the runner's ``watch`` hook)."""
-        self.pending += [e.to_json() for e in self.feed.update(match)]
+        """Shown the match as it starts and after each answer (the runner's ``watch`` hook). A fault of the feed
+        stops the live view, never the match."""
+        if self.broken:
+            return
+        try:
+            self.pending += [e.to_json() for e in self.feed.update(match)]
+        except Exception:  # never: the feed reads only public facts of a legal match
+            self.broken = True
+            log.exception("match %s: the live feed failed; its live view stops", self.match_id)
+            return
         if self.pending and (self._flusher is None or self._flusher.done()):
             self._flusher = asyncio.ensure_future(self._flush_later())
 

@@ -181,18 +181,16 @@ class MatchRunner:
     def _finished(
         end: dpb.MatchEnd, driver: MatchDriver, seed: str, labels: Sequence[str], game_id: str
     ) -> tuple[GameRecord, list[SeatConduct], list[int]]:
-        """The outcome a replica sent for the match it played to the end, its record checked against the
-        match the runner's driver made of the same answers (the replica runs this arena's own engine, so a
-        record that differs is the arena's bug: :class:`~engine_service.rules.RecordError`, never scored)."""
+        """The outcome of a match a replica played to the end: its record, checked against the match the
+        runner's driver made of the same answers (the replica runs this arena's own engine, so a record that
+        differs is the arena's bug: :class:`~engine_service.rules.RecordError`, never scored), and the
+        conduct and move times that driver counted from those answers."""
         record: GameRecord = json.loads(end.record)
         if (record.get("id"), record.get("seed"), record.get("players")) != (game_id, seed, list(labels)):
             raise RecordError(f"record {game_id}: the replica sent the record of another match")
         if not driver.over or record != json.loads(json.dumps(driver.record(labels))):
             raise RecordError(f"record {game_id}: the replica's record is not the match its own answers make")
-        conduct = [SeatConduct(c.moves, c.timeouts, c.illegal, c.auto, c.forfeit) for c in end.conduct]
-        if len(conduct) != len(labels):
-            raise RecordError(f"record {game_id}: conduct of {len(conduct)} seats for {len(labels)}")
-        return record, conduct, list(end.times_ms)
+        return record, driver.conduct, driver.times  # what the answers made here, as the record is
 
     async def _play_on_replica(
         self,

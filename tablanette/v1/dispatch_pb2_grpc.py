@@ -98,9 +98,10 @@ class DispatchServicer:
         happened since the last batch, at least every few turns). When a turn
         cannot be settled here (its bot is not connected here, or this replica
         could not reach its store), the last event is a handoff: the runner plays
-        on from that turn with RequestPlay. The runner keeps the events' answers
-        (with the seed, they are the match) to resume from; a match played to its
-        end here ends with a MatchEnd, whose record the runner checks once.
+        on from that turn with RequestPlay. The runner's driver follows the
+        events' answers (with the seed, they are the match), each applied once; a
+        match played to its end here ends with a MatchEnd, whose record must be the
+        one those answers make.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

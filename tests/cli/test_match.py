@@ -205,6 +205,22 @@ def test_a_grpc_program_that_never_connects_is_a_clear_error(tmp_path: Path) -> 
     assert "\x1b" not in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_grpc_program_gets_one_seat_a_game_and_leaves_nothing_running() -> None:
+    """One program answers one seat: with fewer bots than seats it would see two hands, so that is refused.
+    A program's whole process group goes at the end (a wrapper's children too)."""
+    refused = tablanette("match", "--bot", "grpc:node bots/node/bot.js", "--bot", "greedy", "-n", "3", "-g", "1")
+    assert refused.returncode == 2
+    assert "a gRPC program plays one seat of a game: name at least 3 bots" in " ".join(refused.stderr.split())
+    marker = "sleep 313"  # started by the wrapper, in the program's process group
+    wrapped = f"wrapped=grpc:sh -c '{marker} & exec node bots/node/bot.js'"
+    result = tablanette("match", "--bot", wrapped, "--bot", "greedy", "-g", "2", "--json", "--no-records")
+    assert played(result)["wrapped"]["games"] == 2
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "the wrapper's child outlived the match"
+    long_seed = tablanette("match", "--bot", "greedy", "--bot", "random", "-g", "1", "--seed", "x" * 101)
+    assert long_seed.returncode == 2 and "a seed is at most 100 characters" in long_seed.stderr
+
+
 def test_a_python_bot_class_plays_in_process() -> None:
     result = tablanette(
         "match", "--bot", "bots/examples/python/mybot.py", "--bot", "random", "-g", "2", "--json", "--no-records"
