@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_S = 60.0
 """How long a program may take from its start to its session (a JVM or a first npm import takes seconds)."""
+TAIL_BYTES = 8192
+"""How much of the end of a program's log is read for its last words."""
 MAX_RESTARTS = 5
 """Restarts of one program in a series before the series stops."""
 
@@ -62,9 +64,12 @@ class Program:
     """Why it had to be started again (the arena's words: its exit status), one a restart."""
 
     def last_words(self) -> str:
-        """The last non-empty line it wrote, printable and short (never its raw bytes)."""
+        """The last non-empty line it wrote, printable and short (never its raw bytes; only the log's tail is
+        read, however much it wrote)."""
         try:
-            lines = self.log_path.read_bytes().decode("utf-8", "replace").splitlines()
+            with self.log_path.open("rb") as log:
+                log.seek(max(log.seek(0, os.SEEK_END) - TAIL_BYTES, 0))
+                lines = log.read().decode("utf-8", "replace").splitlines()
         except OSError:
             return ""
         said = [line.strip() for line in lines if line.strip()]
