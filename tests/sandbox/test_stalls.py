@@ -376,7 +376,7 @@ def _host_attacked(arena: Arena, work: Path, marker: str, hang_marker: str) -> N
     no_answer = "gave no answer within the turn's"
     unanswered = host.text().count(no_answer)
     wait_for(lambda: host.text().count(no_answer) > unanswered, "the staller's last turn given up on", 60, 0.02)
-    time.sleep(1.5)
+    time.sleep(3.0)  # half a move: the next line has come (the rival's move is quick) and waits 3 s more at least
     assert state("hang-a@1") == state("hang-b@1") == "building"
     signalled = time.monotonic()
     host.popen.send_signal(signal.SIGTERM)
