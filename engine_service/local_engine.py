@@ -25,9 +25,9 @@ from collections.abc import Sequence
 import grpc
 
 from config import ArenaSettings, load_settings
-from engine_service import convert
 from engine_service.admission import Admission
 from engine_service.gateway import Gateway
+from engine_service.local_match import announce
 from engine_service.rules import Match
 from engine_service.rules_api import RulesServicer
 from engine_service.server import BotGatewayServicer, server_options
@@ -117,12 +117,8 @@ class LocalEngine:
         return await self.gateway.ask(bot, game, turn, 0, control)
 
     async def game_over(self, match: Match, game_id: str, seats: Sequence[tuple[int, str]]) -> None:
-        """Tell each ``(seat, bot)`` the game is over (a bot gone by now misses it: the record is what counts)."""
-        assert match.result is not None
-        result = convert.result_to_pb(match.result, match.totals)
-        for seat, bot in seats:
-            over = apb.GameOver(game_id=game_id, result=result, record_id=game_id, seat=seat)
-            await self.gateway.end_game(dpb.EndGameRequest(bot_name=bot, game_over=over))
+        """Tell each ``(seat, bot)`` the game is over, as a replica tells the bots of a match it played."""
+        await announce(self.gateway, match, game_id, seats)
 
 
 def _digest(token: str) -> str:

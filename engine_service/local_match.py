@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from engine_service import convert
 from engine_service.driver import Handoff, MatchDriver, Outcome
+from engine_service.rules import Match
 from engine_service.time_control import TimeControl
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -115,7 +116,7 @@ async def _play(gateway: Gateway, req: dpb.PlayMatchRequest, queue: asyncio.Queu
             queue.put_nowait(event)
             return
         queue.put_nowait(dpb.MatchEvent(turn_id=driver.turn_id + 1, end=_end(driver, list(req.game.players))))
-        await _announce(gateway, driver, bots)
+        await announce(gateway, driver.match, driver.game_id, list(enumerate(bots)))
     finally:
         queue.put_nowait(None)
 
@@ -128,11 +129,11 @@ def _end(driver: MatchDriver, players: list[str]) -> dpb.MatchEnd:
     )
 
 
-async def _announce(gateway: Gateway, driver: MatchDriver, bots: list[str]) -> None:
-    """Played to the end here: tell the bots now."""
-    match, game_id = driver.match, driver.game_id
+async def announce(gateway: Gateway, match: Match, game_id: str, seats: Sequence[tuple[int, str]]) -> None:
+    """A match played to its end on this gateway: tell each ``(seat, bot)`` now (a bot gone by now misses it:
+    the record is what counts)."""
     assert match.result is not None
     result = convert.result_to_pb(match.result, match.totals)
-    for seat, bot in enumerate(bots):
+    for seat, bot in seats:
         over = apb.GameOver(game_id=game_id, result=result, record_id=game_id, seat=seat)
         await gateway.end_game(dpb.EndGameRequest(bot_name=bot, game_over=over))
