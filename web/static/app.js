@@ -294,6 +294,18 @@ const TA = (() => {
     return { seat, team, letter, mine, others, opponents, partners, elo };
   }
 
+  /** A match row's score as the bot of ``v`` (matchFor) sees it: its side's first, "–" with none. */
+  function scoreText(v) {
+    return v.mine === null || v.mine === undefined ? "–" : `${v.mine} – ${v.others.join(" – ")}`;
+  }
+
+  /** A match row's result for the bot of ``v``: its state while not done, else W / D / L (its reason as title). */
+  function resultCell(m, v) {
+    if (m.status !== "done") return badge(m.status);
+    if (v.letter) return el("span", { class: `res ${v.letter}`, "data-testid": "result", title: m.result.reason, text: v.letter });
+    return "–";
+  }
+
   // ------------------------------------------------------------------ charts
 
   /** A small SVG line of `values` (e.g. the last 30 ratings). */
@@ -614,6 +626,8 @@ const TA = (() => {
     badge,
     teamOf,
     matchFor,
+    scoreText,
+    resultCell,
     sparkline,
     lineChart,
     seriesChart,

@@ -132,11 +132,8 @@
         v.opponents.map((o, i) => [i ? ", " : null, el("a", { href: urls.bot(leagueId, o), text: o })]),
         v.partners.length ? el("span", { class: "muted small", text: ` (with ${v.partners.join(", ")})` }) : null,
       ];
-      const score = v.mine === null || v.mine === undefined ? "–" : `${v.mine} – ${v.others.join(" – ")}`;
-      let result;
-      if (m.status !== "done") result = TA.badge(m.status);
-      else if (v.letter) result = el("span", { class: `res ${v.letter}`, "data-testid": "result", title: m.result.reason, text: v.letter });
-      else result = "–";
+      const score = TA.scoreText(v);
+      const result = TA.resultCell(m, v);
       return el(
         "tr",
         { "data-testid": "bot-match-row", "data-match": m.match_id, "data-result": v.letter || "" },

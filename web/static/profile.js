@@ -134,11 +134,8 @@
     const teamsOf = Object.fromEntries(data.leagues.map((s) => [s.league, s.teams]));
     const rows = data.recent.map((m) => {
       const v = TA.matchFor(m, m.name, teamsOf[m.league]);
-      const score = v.mine === null || v.mine === undefined ? "–" : `${v.mine} – ${v.others.join(" – ")}`;
-      let result;
-      if (m.status !== "done") result = TA.badge(m.status);
-      else if (v.letter) result = el("span", { class: `res ${v.letter}`, "data-testid": "result", title: m.result.reason, text: v.letter });
-      else result = "–";
+      const score = TA.scoreText(v);
+      const result = TA.resultCell(m, v);
       return el(
         "tr",
         { "data-testid": "profile-match", "data-league": m.league, "data-match": m.match_id, "data-result": v.letter || "" },
