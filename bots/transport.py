@@ -3,9 +3,11 @@
 :class:`InProcessTransport` answers :class:`engine_service.driver.MatchDriver`'s
 ``ask(seat, turn)`` with the seat's :class:`~bots.base.Bot`: the turn becomes the
 bot's observation and clock exactly as the SDK makes them from the wire
-(:func:`bots.sdk.observation_of`), and the answer becomes the response a replica
-would give. So ``tablanette match`` plays through the arena's one driver, rules
-and time control, with no engine service between the bots.
+(:func:`bots.sdk.observation_of`), and the answer is what a replica would
+answer (:class:`engine_service.driver.Answer`: a ``PlayResponse``'s fields, its
+play left as the rules' own ``Play``, with no wire form to build and read
+back). So ``tablanette match`` plays through the arena's one driver, rules and
+time control, with no engine service between the bots.
 
 What the arena does, done here:
 
@@ -34,16 +36,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from engine_service import convert
+from engine_service.driver import Answer, Outcome
 from engine_service.rules import Observation, Play, Rules
 from tablanette.v1 import arena_pb2 as apb
-from tablanette.v1 import dispatch_pb2 as dpb
 
 from .base import Bot
 from .bridge import BridgeError
 from .sdk import Clock, observation_of, takes_clock, turn_clock
 
-Response = dpb.PlayResponse
+PLAYED, TIMEOUT = Outcome.PLAYED, Outcome.TIMEOUT
 
 
 @dataclass
@@ -119,7 +120,7 @@ class InProcessTransport:
         given, the turns come without their wire form (``wire``) and the seat's view is read from it."""
         self.wire = observe is None
 
-    async def ask(self, seat: int, turn: apb.Turn) -> Response:
+    async def ask(self, seat: int, turn: apb.Turn) -> Answer:
         received = time.monotonic()
         s = self.seats[seat]
         if s is None:
@@ -144,8 +145,8 @@ class InProcessTransport:
             play = obs.legal_plays[0]
         used_ms = int((time.monotonic() - received) * 1000)
         if play is None or used_ms > turn.time_left_ms:
-            return Response(outcome=Response.TIMEOUT, elapsed_ms=used_ms, used_ms=used_ms)
-        return Response(outcome=Response.PLAYED, play=convert.play_to_pb(play), elapsed_ms=used_ms, used_ms=used_ms)
+            return Answer(TIMEOUT, None, used_ms, used_ms)
+        return Answer(PLAYED, play, used_ms, used_ms)
 
     async def _threaded(self, s: Seat, obs: Observation, clock: Clock | None, deadline: float) -> Play:
         """The seat's answer from its own thread, waited for until ``deadline`` (then TimeoutError)."""

@@ -22,25 +22,44 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from engine_service import convert
-from engine_service.rules import GameRecord, IllegalPlayError, Match, Observation, Rules, match_record
+from engine_service.rules import GameRecord, IllegalPlayError, Match, Observation, Play, Rules, match_record
 from engine_service.time_control import MatchClock, TimeControl
 from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
 Outcome = dpb.PlayResponse
+
+
+@dataclass(slots=True)
+class Answer:
+    """A seat's answer from a bot in this process, with no wire form: a ``PlayResponse``'s fields and
+    meanings, its play the rules' own :class:`~engine_service.rules.Play` (for ``PLAYED``). Building the
+    protobuf and reading it back would cost a bot in this process more than many of its moves."""
+
+    outcome: int
+    play: Play | None = None
+    used_ms: int = 0
+    elapsed_ms: int = 0
+    rejected: int = 0
+
+
+Response = dpb.PlayResponse | Answer
+"""What a transport answers a turn with: from the wire, or from a bot in this process."""
 Answered = Callable[[int, int, dpb.PlayResponse], None]
-"""Told of each answer a driver applies: ``(turn_id, seat, response)``."""
+"""Told of each answer a driver applies: ``(turn_id, seat, response)`` (a transport over the wire's)."""
+R = TypeVar("R", bound=Response)
+R_co = TypeVar("R_co", bound=Response, covariant=True)
 
 
 class Handoff(Exception):
     """A transport cannot settle this turn here (the bot is not connected here, or the store failed)."""
 
 
-class Transport(Protocol):
+class Transport(Protocol[R_co]):
     """How a driver reaches the bot at a seat.
 
     A transport to bots in this process may say it needs no wire form (a class attribute
@@ -49,7 +68,7 @@ class Transport(Protocol):
     cost more than the move).
     """
 
-    async def ask(self, seat: int, turn: apb.Turn) -> dpb.PlayResponse:
+    async def ask(self, seat: int, turn: apb.Turn) -> R_co:
         """The seat's answer to ``turn`` (PLAYED, TIMEOUT or DISCONNECTED); may raise :class:`Handoff`."""
         ...
 
@@ -66,7 +85,7 @@ class SeatConduct:
 
 
 def apply_answer(
-    match: Match, seat: int, resp: dpb.PlayResponse, conduct: SeatConduct, clock: MatchClock | None = None
+    match: Match, seat: int, resp: Response, conduct: SeatConduct, clock: MatchClock | None = None
 ) -> None:
     """Apply what the seat's bot did (and charge its time to ``clock``, the match's time banks).
 
@@ -80,7 +99,10 @@ def apply_answer(
         clock.charge(seat, resp)
     if resp.outcome == Outcome.PLAYED:
         try:
-            match.play(convert.play_from_pb(resp.play))
+            play = resp.play if isinstance(resp, Answer) else convert.play_from_pb(resp.play)
+            if play is None:
+                raise ValueError("a PLAYED answer without its play")
+            match.play(play)
             conduct.moves += 1
             return
         except (IllegalPlayError, ValueError):
@@ -137,7 +159,7 @@ class MatchDriver:
             raise ValueError(f"game {self.game_id}: turn {self.turn_id + 1} is seat {self.match.turn}'s, not {seat}'s")
         self._apply(seat, resp)
 
-    async def play(self, transport: Transport, answered: Answered | None = None) -> None:
+    async def play(self, transport: Transport[R], answered: Callable[[int, int, R], None] | None = None) -> None:
         """Ask and apply every turn left until the match is over; :class:`Handoff` stops before its turn."""
         match, turns, clock = self.match, self._turns, self.clock
         wire = getattr(transport, "wire", True)
@@ -157,7 +179,7 @@ class MatchDriver:
         """The finished match's record, ``players`` its seats' labels."""
         return match_record(self.match, players, self.game_id)
 
-    def _apply(self, seat: int, resp: dpb.PlayResponse) -> None:
+    def _apply(self, seat: int, resp: Response) -> None:
         match = self.match
         deal, before = match.deal, len(match.deal.plays)
         apply_answer(match, seat, resp, self.conduct[seat], self.clock)

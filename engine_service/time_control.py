@@ -13,7 +13,7 @@ waited for beyond the move time, for the bot's measured round trip,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
@@ -98,6 +98,16 @@ class TimeControl:
         return cls(msg.move_time_ms, clock, msg.wall_cap_ms, msg.latency_credit_ms, msg.time_bank_ms)
 
 
+class Charged(Protocol):
+    """What a turn's answer says of its time: a ``PlayResponse`` or the driver's in-process ``Answer``."""
+
+    @property
+    def outcome(self) -> int: ...
+
+    @property
+    def used_ms(self) -> int: ...
+
+
 class MatchClock:
     """Each seat's time bank in one match: a reserve on top of the move time, as on a chess clock.
 
@@ -124,7 +134,7 @@ class MatchClock:
             turn.time_bank_ms = bank
         return turn
 
-    def charge(self, seat: int, resp: dpb.PlayResponse) -> None:
+    def charge(self, seat: int, resp: Charged) -> None:
         """Take what ``resp``'s turn used beyond the move time out of the seat's bank."""
         bank = self.banks[seat]
         if not bank:

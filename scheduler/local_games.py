@@ -32,14 +32,13 @@ from typing import TYPE_CHECKING, Any
 from bots import Bot
 from bots.base import result_of
 from bots.transport import InProcessTransport, Seat
-from engine_service.driver import MatchDriver
+from engine_service.driver import MatchDriver, Response
 from engine_service.rules import GameRecord, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
 from scheduler.ratings import Fit, Outcome, fit_ratings, outcome_of
 from scheduler.selfplay import BotStats, SelfPlayStats, labels_of, seating, tally
 from tablanette.v1 import arena_pb2 as apb
-from tablanette.v1 import dispatch_pb2 as dpb
 
 from .connected_programs import ConnectedPrograms
 
@@ -243,7 +242,7 @@ class Table:
             self.games[seat].CopyFrom(game)
             self.games[seat].seat = seat
 
-    async def ask(self, seat: int, turn: apb.Turn) -> dpb.PlayResponse:
+    async def ask(self, seat: int, turn: apb.Turn) -> Response:
         bot = self.remote.get(seat)
         if bot is None:
             return await self.local.ask(seat, turn)

@@ -6,9 +6,9 @@ import pytest
 
 from bots.sdk import Clock
 from engine_service import convert
-from engine_service.driver import SeatConduct, apply_answer
+from engine_service.driver import Answer, SeatConduct, apply_answer
 from engine_service.round_trips import OUTSTANDING, WINDOW, RoundTrips
-from engine_service.rules import Match, Rules
+from engine_service.rules import Match, Play, Rules, match_record
 from engine_service.time_control import MatchClock, TimeControl
 from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
@@ -116,6 +116,38 @@ def test_two_copies_fed_the_same_responses_agree_turn_by_turn() -> None:
         for match, clock in zip(matches, clocks, strict=True):
             apply_answer(match, seat, resp, conduct[seat], clock)
     assert clocks[0].banks == clocks[1].banks == [0, 0]  # 24 turns a seat at up to 80 ms over: both spent
+
+
+def test_an_in_process_answer_applies_as_its_wire_twin() -> None:
+    """A bot in this process answers with an ``Answer`` (its play the rules' own); the match, the clock and the
+    conduct come out as the same answers over the wire make them: plays, timeouts, illegal and empty plays."""
+    rules = Rules.preset("tablic", deals=1, move_time_ms=100)
+    matches = [Match(rules, "twin"), Match(rules, "twin")]
+    clocks = [MatchClock(TimeControl(100, time_bank_ms=300), 2) for _ in matches]
+    conducts = [[SeatConduct(), SeatConduct()] for _ in matches]
+    n = 0
+    while not matches[0].is_over:
+        n += 1
+        seat, obs = matches[0].turn, matches[0].observation(matches[0].turn)
+        play, outcome, used = obs.legal_plays[-1], Outcome.PLAYED, 90 + 20 * (n % 3)
+        if n % 7 == 0:
+            outcome = Outcome.TIMEOUT
+        elif n % 11 == 0 and (theirs := matches[0].observation(1 - seat).hand_cards):
+            play = Play.of(str(theirs[0]))  # a card not in the hand: refused, counted illegal, a timeout
+        wire = Outcome(outcome=outcome, used_ms=used, elapsed_ms=used, rejected=int(n % 5 == 0))
+        if outcome == Outcome.PLAYED:
+            wire.play.CopyFrom(convert.play_to_pb(play))
+        here = Answer(outcome, play if outcome == Outcome.PLAYED else None, used, used, int(n % 5 == 0))
+        for answer, match, clock, conduct in zip((wire, here), matches, clocks, conducts, strict=True):
+            apply_answer(match, seat, answer, conduct[seat], clock)
+        assert clocks[0].banks == clocks[1].banks
+    assert match_record(matches[0], ["a", "b"], "g") == match_record(matches[1], ["a", "b"], "g")
+    assert conducts[0] == conducts[1]
+    assert conducts[0][0].timeouts and conducts[0][0].illegal and conducts[0][0].auto
+    empty = Match(rules, "twin")
+    first, conduct = empty.turn, SeatConduct()
+    apply_answer(empty, first, Answer(Outcome.PLAYED), conduct, None)  # PLAYED with no play: a timeout
+    assert empty.turn != first and empty.deal.plays[0].auto and (conduct.illegal, conduct.timeouts) == (1, 1)
 
 
 # ---------------------------------------------------------------- what the SDK tells the bot
