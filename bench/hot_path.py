@@ -42,7 +42,8 @@ sys.path.insert(0, str(ROOT))
 
 from config import ArenaSettings  # noqa: E402
 from engine_service import driver, local_match  # noqa: E402
-from engine_service.gateway import BotConnection, Gateway  # noqa: E402
+from engine_service.connection import BotConnection  # noqa: E402
+from engine_service.gateway import Gateway  # noqa: E402
 from engine_service.rules import Match, Rules  # noqa: E402
 from engine_service.turn_builder import TurnBuilder, game_started, turn_message  # noqa: E402
 from store.sessions import SessionEntry  # noqa: E402

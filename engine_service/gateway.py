@@ -23,223 +23,43 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
 
 from config import ArenaSettings
-from engine_service import convert, metrics
+from engine_service import metrics
 from engine_service.admission import Admission, Admitted, is_quiet, short
+from engine_service.connection import BotConnection, first_echo
+from engine_service.grace import GracePeriod
 from engine_service.limits import RateLimit
 from engine_service.meters import Meters, Watch
 from engine_service.relayed import RelayedPeers
 from engine_service.round_trips import RoundTrips
-from engine_service.rules import Play, TablanetteError
 from engine_service.time_control import TimeControl
+from engine_service.turn_wait import (
+    GAME_ID_CHARS,
+    PendingTurn,
+    answer_close_or_timeout,
+    rejected,
+    resolve,
+    turn_message,
+    turn_window,
+)
+from engine_service.upkeep import Upkeep
 from store.sessions import SessionEntry, Sessions
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
-from tablanette.v1 import game_pb2 as gpb
 
 log = logging.getLogger("tablanette.gateway")
-SLOW_STORE_S = 1.0
-"""A registry lookup slower than this was held up by Redis (the arena's time, not a bot's)."""
 SERVER_VERSION = "tablanette-arena/0.1"
-GAME_ID_CHARS = 128
-"""Game ids the arena makes are short; a PlayMove naming a longer one is refused without echoing it."""
 
 
 FEATURES = ("packed",)
 """The optional forms this server grants when a Hello asks (docs/protocol.md)."""
-
-
-@dataclass
-class PendingTurn:
-    """A turn waiting on a bot, with its legal plays in whichever form the runner sent them (packed
-    numbers, or named plays). Most bots answer by index, so plays are named or parsed only on demand."""
-
-    turn: apb.Turn
-    play: gpb.Play | None = None
-    """The bot's legal answer, once it came (the first answer stands)."""
-    rejected: int = 0
-    arena_fault: bool = False
-    """The wait was held up by the replica's own store (Redis): a disconnect is then not the bot's fault."""
-    waiter: asyncio.Future[None] | None = None
-    """What the turn's wait is parked on (:func:`_answer_close_or_timeout`): the answer wakes it directly."""
-    answered_at: float = 0.0
-    """When the answer arrived (monotonic): the bot's clock stops there, not when the wait wakes."""
-    _legal: list[Play] | None = None
-
-    def answered(self, play: gpb.Play) -> None:
-        """The bot answered ``play`` (legal): wake the wait at once."""
-        self.play = play
-        self.answered_at = time.monotonic()
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_result(None)
-
-    @property
-    def turn_id(self) -> int:
-        return self.turn.turn_id
-
-    @property
-    def count(self) -> int:
-        turn = self.turn
-        return len(turn.legal_cards) if turn.HasField("packed") else len(turn.legal_plays)
-
-    def play_at(self, index: int) -> gpb.Play:
-        """Legal play ``index`` (in range) as the runner applies it."""
-        turn = self.turn
-        if turn.HasField("packed"):
-            return convert.play_to_pb(convert.packed_play(turn.legal_cards[index], turn.legal_captured[index]))
-        return turn.legal_plays[index]
-
-    @property
-    def legal(self) -> list[Play]:
-        if self._legal is None:
-            turn = self.turn
-            if turn.HasField("packed"):
-                pairs = zip(turn.legal_cards, turn.legal_captured, strict=True)
-                self._legal = [convert.packed_play(c, m) for c, m in pairs]
-            else:
-                self._legal = [convert.play_from_pb(p) for p in turn.legal_plays]
-        return self._legal
-
-
-@dataclass
-class BotConnection:
-    """One live stream of one bot."""
-
-    entry: SessionEntry
-    peer: str = ""
-    token_digest: str = ""
-    outbox_limit: int = 256
-    outbox: asyncio.Queue[apb.ServerMessage | None] = field(init=False)
-    closed: asyncio.Event = field(default_factory=asyncio.Event)
-    announced: set[str] = field(default_factory=set)
-    packed: bool = False
-    """The bot asked for turns in the packed form."""
-    abort_code: grpc.StatusCode | None = None
-    abort_details: str = ""
-    last_heard: float = field(default_factory=time.monotonic)
-    writing_since: float | None = None
-    """When the message being written now was handed to the transport (None: not writing)."""
-    handler: asyncio.Task[Any] | None = None
-    waiting: set[asyncio.Future[None]] = field(default_factory=set)
-    """Turns waiting on this stream: woken when it closes."""
-    round_trips: RoundTrips = field(default_factory=RoundTrips)
-    """The pings sent on this stream and the round trips their echoes measured."""
-    first_echo: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set once the bot has echoed a ping on this stream."""
-    opened: float = field(default_factory=time.monotonic)
-    """When the stream was admitted."""
-    reader: asyncio.Task[None] | None = None
-    """The task reading the bot's messages."""
-    gone: bool = False
-    """The stream's cleanup has run (:meth:`Gateway._gone`)."""
-    _ending: bool = False
-
-    def __post_init__(self) -> None:
-        self.outbox = asyncio.Queue(self.outbox_limit + 1)  # the last place is kept for the end of the stream
-
-    def send(self, msg: apb.ServerMessage) -> None:
-        if self._ending:
-            return
-        if self.outbox.qsize() >= self.outbox_limit:
-            why = f"the bot does not read its stream: {self.outbox_limit} messages are waiting for it"
-            self.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
-            return
-        self.outbox.put_nowait(msg)
-
-    def mark_closed(self) -> None:
-        """The stream has ended: say so, and wake every turn waiting on it."""
-        self.closed.set()
-        for waiter in self.waiting:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    def ping(self) -> None:
-        """Send a keepalive the bot echoes (:mod:`engine_service.round_trips`)."""
-        now = time.time()
-        echo = self.round_trips.ping(time.monotonic())
-        self.send(apb.ServerMessage(keepalive=apb.Keepalive(unix_ms=int(now * 1000), echo=echo)))
-
-    def close(self, code: grpc.StatusCode | None = None, details: str = "") -> None:
-        """End the stream (with a status for the bot, if given)."""
-        if self.abort_code is None and code is not None:
-            self.abort_code, self.abort_details = code, details
-        if not self._ending:
-            self._ending = True
-            self.outbox.put_nowait(None)
-
-    def stalled(self, limit_s: float, now: float | None = None) -> bool:
-        """A write has waited more than ``limit_s`` for the bot to take it (HTTP/2 flow control)."""
-        since = self.writing_since
-        return since is not None and (time.monotonic() if now is None else now) - since > limit_s
-
-    def cut(self, why: str) -> None:
-        """End a stream whose write is stuck: a stuck write never returns, so the handler is cancelled
-        (and the cleanup runs) instead of waiting for the bot to read."""
-        self.close(grpc.StatusCode.RESOURCE_EXHAUSTED, why)
-        if self.handler is not None:
-            self.handler.cancel()
-
-
-async def _answer_close_or_timeout(
-    conn: BotConnection, pending: PendingTurn, timeout: float, watch: Watch | None = None
-) -> None:
-    """Until the bot answers, its stream closes, ``timeout`` passes, or its CPU meter says its budget
-    is spent or the meter went away (``watch``): whichever comes first.
-
-    One future, which the answer sets itself (:meth:`PendingTurn.answered`: no callback in
-    between, so no extra turn of the event loop), a timer and the stream's and meter's
-    callbacks; no task per turn (this runs for every move).
-    """
-    loop = asyncio.get_running_loop()
-    woken: asyncio.Future[None] = loop.create_future()
-
-    def wake(_: object = None) -> None:
-        if not woken.done():
-            woken.set_result(None)
-
-    pending.waiter = woken
-    if watch is not None:
-        watch.over.add_done_callback(wake)
-        watch.final.add_done_callback(wake)
-    timer = loop.call_later(timeout, wake)
-    conn.waiting.add(woken)
-    if conn.closed.is_set() or pending.play is not None:
-        wake()
-    try:
-        await woken
-    finally:
-        timer.cancel()
-        conn.waiting.discard(woken)
-        pending.waiter = None
-        if watch is not None:
-            watch.over.remove_done_callback(wake)
-            watch.final.remove_done_callback(wake)
-
-
-async def _first_echo(conn: BotConnection, cap_ms: int) -> None:
-    """A stream the bot has not echoed on yet (it has just connected, to a replica that never measured it):
-    wait for its first echo before sending a turn that credits latency, until ``cap_ms`` have passed since
-    the stream began. The turn is not sent yet, so the wait is the arena's time, not the bot's; a bot that
-    does not echo meets it only in its stream's first ``cap_ms``."""
-    left = cap_ms / 1000 - (time.monotonic() - conn.opened)
-    if left <= 0 or conn.closed.is_set():
-        return
-    waits = {asyncio.ensure_future(conn.first_echo.wait()), asyncio.ensure_future(conn.closed.wait())}
-    try:
-        await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for waiting in waits:
-            waiting.cancel()
 
 
 class Gateway:
@@ -273,6 +93,8 @@ class Gateway:
         self.relayed = RelayedPeers()
         """The connections bot hosts' relays announced: their streams are limited per version, not per address."""
         self.draining = False
+        self.upkeep = Upkeep(settings, registry, self.connections, token_exists)
+        """Keepalives, stalled streams, the registry and revocations (:meth:`Upkeep.run`, forever, beside it)."""
 
     # ------------------------------------------------------------ bot streams
 
@@ -468,7 +290,7 @@ class Gateway:
                         self.round_trips[conn.entry.bot] = estimate
                         metrics.round_trip(conn.entry.bot, estimate)
                 elif kind == "hello":
-                    conn.send(_rejected(apb.PlayMove(), "already greeted: Hello is only the first message"))
+                    conn.send(rejected(apb.PlayMove(), "already greeted: Hello is only the first message"))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a malformed message or a broken transport
@@ -482,19 +304,19 @@ class Gateway:
     def _on_play(self, conn: BotConnection, move: apb.PlayMove) -> bool:
         """True if ``move`` answered the turn waiting for it; anything else is refused with a reason."""
         if len(move.game_id) > GAME_ID_CHARS:
-            conn.send(_rejected(move, f"a game id is at most {GAME_ID_CHARS} characters"))
+            conn.send(rejected(move, f"a game id is at most {GAME_ID_CHARS} characters"))
             return False
         pending = self.pending.get((conn.entry.bot, move.game_id))
         if pending is None:
-            conn.send(_rejected(move, f"no turn of yours is waiting in game {move.game_id!r}"))
+            conn.send(rejected(move, f"no turn of yours is waiting in game {move.game_id!r}"))
             return False
         if move.turn_id != pending.turn_id:
-            conn.send(_rejected(move, f"turn {move.turn_id} is not the current turn {pending.turn_id}"))
+            conn.send(rejected(move, f"turn {move.turn_id} is not the current turn {pending.turn_id}"))
             return False
-        play, reason = _resolve(move, pending)
+        play, reason = resolve(move, pending)
         if play is None:
             pending.rejected += 1
-            conn.send(_rejected(move, reason))
+            conn.send(rejected(move, reason))
             return False
         if pending.play is not None:  # answered already (the first answer stands)
             return False
@@ -533,57 +355,64 @@ class Gateway:
         The response's ``used_ms`` is what the turn cost the bot's clock.
         """
         started = time.monotonic()
-        game_id = turn.game_id
         grace = (grace_ms or self.settings.grace_ms) / 1000
-        move_time = max(turn.time_left_ms, 1) / 1000
-        outcome = dpb.PlayResponse
         pending = PendingTurn(turn)
-        self.pending[(bot, game_id)] = pending
-        watch: Watch | None = None
-        cpu, wall_cap_ms = (control.cpu, control.turn_wall_cap_ms) if control is not None else (False, 0)
-        latency_credit_ms = control.latency_credit_ms if control is not None else 0
+        key = (bot, turn.game_id)
+        self.pending[key] = pending
         try:
             conn = await self._wait_for(bot, grace, pending)
             while conn is not None:
-                if latency_credit_ms and conn.round_trips.estimate() is None:
-                    await _first_echo(conn, latency_credit_ms)
-                if game_id not in conn.announced:
-                    conn.send(apb.ServerMessage(game_started=game))
-                    conn.announced.add(game_id)
-                if cpu:
-                    watch = self.meters.watch(bot, move_time)
-                credit = conn.round_trips.credit_ms(latency_credit_ms) if latency_credit_ms and watch is None else 0
-                wait = max(wall_cap_ms / 1000, move_time) if watch is not None else move_time + credit / 1000
-                msg = apb.ServerMessage()  # the turn is written into it: a message put in a field is copied
-                if conn.packed:
-                    msg.turn.CopyFrom(turn)
-                else:
-                    msg.turn.CopyFrom(convert.named_turn(turn))
-                sending = msg.turn
-                sending.deadline_unix_ms = int((time.time() + wait) * 1000)
-                sending.time_left_ms = int(move_time * 1000)
-                sending.clock = apb.CLOCK_CPU if watch is not None else apb.CLOCK_WALL
-                if credit:
-                    sending.latency_credit_ms = credit
-                sent = time.monotonic()
-                conn.send(msg)
-                await _answer_close_or_timeout(conn, pending, wait, watch)
-                if watch is not None and watch.lost and pending.play is None:  # the arena's fault: wall cap only
-                    await _answer_close_or_timeout(conn, pending, wait - (time.monotonic() - sent))
-                if pending.play is not None:
-                    used = pending.answered_at - sent - credit / 1000
-                    return await self._response(bot, outcome.PLAYED, pending, started, watch, used, credit)
-                if not conn.closed.is_set():
-                    used = time.monotonic() - sent - credit / 1000
-                    return await self._response(bot, outcome.TIMEOUT, pending, started, watch, used, credit)
-                if watch is not None:
-                    await self.meters.finish(watch)
-                    watch = None
-                conn = await self._wait_for(bot, grace, pending)
-            return await self._response(bot, outcome.DISCONNECTED, pending, started)
+                resp = await self._ask_on(conn, bot, game, pending, control, started)
+                if resp is not None:
+                    return resp
+                conn = await self._wait_for(bot, grace, pending)  # the stream closed: its grace period
+            return await self._response(bot, dpb.PlayResponse.DISCONNECTED, pending, started)
         finally:
-            if self.pending.get((bot, game_id)) is pending:
-                del self.pending[(bot, game_id)]
+            if self.pending.get(key) is pending:
+                del self.pending[key]
+
+    async def _ask_on(
+        self,
+        conn: BotConnection,
+        bot: str,
+        game: apb.GameStarted,
+        pending: PendingTurn,
+        control: TimeControl | None,
+        started: float,
+    ) -> dpb.PlayResponse | None:
+        """Send ``pending``'s turn on ``conn`` and wait for it: its response (played, or timed out), or
+        None if the stream closed first (the turn then waits for the bot to come back)."""
+        turn = pending.turn
+        move_time = max(turn.time_left_ms, 1) / 1000
+        cpu, cap_ms, latency_credit_ms = (False, 0, 0)
+        if control is not None:
+            cpu, cap_ms, latency_credit_ms = control.cpu, control.turn_wall_cap_ms, control.latency_credit_ms
+        if latency_credit_ms and conn.round_trips.estimate() is None:
+            await first_echo(conn, latency_credit_ms)
+        if turn.game_id not in conn.announced:
+            conn.send(apb.ServerMessage(game_started=game))
+            conn.announced.add(turn.game_id)
+        watch = self.meters.watch(bot, move_time) if cpu else None  # None: a bot no host meters
+        try:
+            credit = conn.round_trips.credit_ms(latency_credit_ms) if latency_credit_ms and watch is None else 0
+            wait = turn_window(move_time, credit, cap_ms if watch is not None else None)
+            sent = time.monotonic()
+            conn.send(turn_message(turn, conn.packed, wait, move_time, watch is not None, credit))
+            await answer_close_or_timeout(conn, pending, wait, watch)
+            if watch is not None and watch.lost and pending.play is None:  # the arena's fault: wall cap only
+                await answer_close_or_timeout(conn, pending, wait - (time.monotonic() - sent))
+            outcome = dpb.PlayResponse
+            if pending.play is not None:
+                used = pending.answered_at - sent - credit / 1000
+                return await self._response(bot, outcome.PLAYED, pending, started, watch, used, credit)
+            if not conn.closed.is_set():
+                used = time.monotonic() - sent - credit / 1000
+                return await self._response(bot, outcome.TIMEOUT, pending, started, watch, used, credit)
+            if watch is not None:
+                await self.meters.finish(watch)
+                watch = None
+            return None
+        finally:
             if watch is not None:  # still open only if the turn was cancelled
                 self.meters.abandon(watch)
 
@@ -625,27 +454,25 @@ class Gateway:
         registry lookup spends waiting for Redis is not the bot's: it is added
         to the grace period, and the turn is marked as the arena's fault.
         """
-        since = self.disconnected_at.get(bot, time.monotonic())
+        wait = GracePeriod(grace, since=self.disconnected_at.get(bot))
         while True:
             conn = self.connections.get(bot)
             if conn is not None and not conn.closed.is_set():
                 return conn
             if self.draining:  # no bot can (re)connect here any more: let the runner find it elsewhere now
                 return None
-            remaining = grace - (time.monotonic() - since)
+            remaining = wait.remaining()
             if remaining <= 0:
                 return None
             asked = time.monotonic()
             entry = await self.registry.lookup(bot)  # the client waits out a Redis outage
-            held_up = time.monotonic() - asked
-            if held_up > SLOW_STORE_S:
-                since += held_up
-                pending.arena_fault = True
+            wait.looked_up(asked, f"bot {bot!r}")
+            pending.arena_fault = pending.arena_fault or wait.fault is not None
             if entry is not None and entry.replica != self.settings.advertise:
                 return None
             event = self._arrivals.setdefault(bot, asyncio.Event())
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), min(remaining, 0.25))
+                await asyncio.wait_for(event.wait(), min(wait.remaining(), 0.25))
 
     async def end_game(self, req: dpb.EndGameRequest) -> dpb.EndGameResponse:
         conn = self.connections.get(req.bot_name)
@@ -655,90 +482,10 @@ class Gateway:
         conn.announced.discard(req.game_over.game_id)
         return dpb.EndGameResponse(delivered=True)
 
-    # ------------------------------------------------------------ upkeep
-
-    async def upkeep(self) -> None:
-        """Forever: refresh our registry entries and send keepalives."""
-        interval = min(self.settings.session_ttl_ms / 3, self.settings.keepalive_ms) / 1000
-        while True:
-            await asyncio.sleep(interval)
-            live = list(self.connections.values())
-            stall_s = self.settings.keepalive_ms / 1000
-            for live_conn in live:  # before the registry: a Redis outage must not stop the keepalives
-                if live_conn.stalled(stall_s):
-                    live_conn.cut(f"the bot has not read its stream for {stall_s:g} s")
-                    log.warning(
-                        "bot %s: session %s cut, it stopped reading", live_conn.entry.bot, live_conn.entry.session_id
-                    )
-                    continue
-                live_conn.ping()
-            try:
-                await self._close_revoked(live)
-                refreshed = await self.registry.refresh([c.entry for c in live])
-                for entry in refreshed.taken_over:
-                    conn = self.connections.get(entry.bot)
-                    if conn is not None and conn.entry == entry:
-                        conn.close(grpc.StatusCode.ABORTED, "this bot connected again elsewhere")
-                for entry in refreshed.missing:  # expired (a Redis outage, say): claim it again if still here
-                    conn = self.connections.get(entry.bot)
-                    if conn is not None and conn.entry == entry and not conn.closed.is_set():
-                        await self.registry.claim(entry)
-            except Exception:  # the loop must outlive anything; the next pass tries again
-                log.exception("refreshing the session registry failed")
-
-    async def _close_revoked(self, live: list[BotConnection]) -> None:
-        """The safety net under the revocation notices: close sessions whose token is gone."""
-        if not live:
-            return
-        for conn, ok in zip(live, await self.token_exists([c.token_digest for c in live]), strict=True):
-            if not ok:
-                self.revoked(conn.entry.bot, "the upkeep's token check")
-
-    def revoked(self, bot: str, found_by: str = "the revocation notice") -> None:
-        """The bot's token was revoked: end its session here now (the log says what found it out)."""
-        conn = self.connections.get(bot)
-        if conn is not None and not conn.closed.is_set():
-            conn.close(grpc.StatusCode.UNAUTHENTICATED, "this bot's token was revoked")
-            log.info("bot %s: session %s closed, its token was revoked (%s)", bot, conn.entry.session_id, found_by)
-
-    async def follow_events(self, messages: AsyncIterator[Any]) -> None:
-        """Act on the arena's notices (a revoked bot) as they arrive."""
-        async for msg in messages:
-            data = msg.get("data") if isinstance(msg, dict) else None
-            if not isinstance(data, bytes | str):
-                continue
-            with contextlib.suppress(ValueError, TypeError, AttributeError):
-                notice = json.loads(data)
-                if isinstance(notice.get("revoked"), str):
-                    self.revoked(notice["revoked"])
+    # ------------------------------------------------------------ draining
 
     def drain(self) -> None:
         """Stop taking bots and ask connected ones to reconnect elsewhere."""
         self.draining = True
         for conn in list(self.connections.values()):
             conn.close(grpc.StatusCode.UNAVAILABLE, "server is shutting down; reconnect")
-
-
-def _resolve(move: apb.PlayMove, pending: PendingTurn) -> tuple[gpb.Play | None, str]:
-    """The legal play a PlayMove names, or ``None`` and the reason it is refused."""
-    choice = move.WhichOneof("choice")
-    count = pending.count
-    if choice == "index":
-        if 0 <= move.index < count:
-            return pending.play_at(move.index), ""
-        return None, f"index {move.index} is out of range: there are {count} legal plays (0..{count - 1})"
-    if choice == "play":
-        try:
-            play = convert.play_from_pb(move.play)
-        except TablanetteError as exc:
-            return None, f"malformed play: {exc}"
-        if play in pending.legal:
-            return pending.play_at(pending.legal.index(play)), ""
-        return None, f"illegal play {play}: the legal plays are {', '.join(str(p) for p in pending.legal)}"
-    return None, "a PlayMove needs an index or a play"
-
-
-def _rejected(move: apb.PlayMove, reason: str) -> apb.ServerMessage:
-    """A refusal of a move; its game id is echoed only if it is one the arena could have made."""
-    game_id = move.game_id if len(move.game_id) <= GAME_ID_CHARS else ""
-    return apb.ServerMessage(play_rejected=apb.PlayRejected(game_id=game_id, turn_id=move.turn_id, reason=reason))

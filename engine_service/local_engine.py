@@ -69,7 +69,7 @@ class LocalEngine:
     def revoke(self, bot: str) -> None:
         """Every token issued for ``bot`` stops working, and its session here ends."""
         self._tokens = {d: name for d, name in self._tokens.items() if name != bot}
-        self.gateway.revoked(bot, "the command that started it")
+        self.gateway.upkeep.revoked(bot, "the command that started it")
 
     async def _lookup_token(self, token: str) -> str | None:
         return self._tokens.get(_digest(token))
@@ -92,7 +92,7 @@ class LocalEngine:
         self.settings = self.settings.model_copy(update={"port": port, "advertise": self.address})
         self.gateway.settings = self.gateway.admission.settings = self.settings
         await self.server.start()
-        self._upkeep = asyncio.create_task(self.gateway.upkeep())  # keepalives, stalled streams
+        self._upkeep = asyncio.create_task(self.gateway.upkeep.run())  # keepalives, stalled streams
         return self.address
 
     async def stop(self) -> None:

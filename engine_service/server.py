@@ -136,7 +136,7 @@ class EngineServer:
             pubsub = self.redis.pubsub()
             try:
                 await pubsub.subscribe(channel)
-                await self.gateway.follow_events(pubsub.listen())
+                await self.gateway.upkeep.follow(pubsub.listen())
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # Redis away: the upkeep's token check covers what is missed meanwhile
@@ -177,7 +177,7 @@ class EngineServer:
         await self.server.start()
         for name in ("", *SERVICES):
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.SERVING)
-        self._upkeep = asyncio.create_task(self.gateway.upkeep())
+        self._upkeep = asyncio.create_task(self.gateway.upkeep.run())
         self._events = asyncio.create_task(self._follow_events())
         metrics.count_connected(lambda: len(self.gateway.connections))
         log.info(

@@ -33,6 +33,7 @@ from redis.asyncio import Redis
 from engine_service import convert
 from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service.driver import Answered, MatchDriver, Outcome, SeatConduct
+from engine_service.grace import GracePeriod
 from engine_service.rules import GameRecord, Match, RecordError, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
@@ -45,10 +46,6 @@ from tablanette.v1 import dispatch_pb2_grpc
 log = logging.getLogger("tablanette.worker")
 
 __all__ = ["BotUnavailable", "MatchOutcome", "MatchRunner", "ReplicaUnreachable", "SeatConduct", "run_match"]
-ARENA_PATIENCE = 3
-"""After an arena fault, how many grace periods in all a turn may wait for its bot before the match is abandoned."""
-SLOW_LOOKUP_S = 1.0
-"""A registry lookup slower than this was held up by Redis: the arena's time, not the bot's."""
 
 
 @dataclass
@@ -254,35 +251,25 @@ class MatchRunner:
         that does not answer, a lookup held up by a Redis outage, a replica that
         says its store was unreachable) never uses it up. After such a fault the
         bot gets a whole grace period from then to come back (at most
-        :data:`ARENA_PATIENCE` grace periods in all); if it is still not back,
+        :data:`engine_service.grace.ARENA_PATIENCE` grace periods in all: one rule,
+        :class:`engine_service.grace.GracePeriod`); if it is still not back,
         the match is abandoned as the arena's fault (:class:`ReplicaUnreachable`),
         never scored as the bot's forfeit. ``fault``: the arena already failed
         this turn (a replica playing the match died), so it starts excused.
         """
-        grace = self.grace_ms / 1000
-        started = time.monotonic()
-        deadline, limit = started + grace, started + ARENA_PATIENCE * grace
+        grace = GracePeriod(self.grace_ms / 1000)  # sticky fault: once the arena failed, never the bot's forfeit
         metadata = await self._metadata()
-        arena_fault: str | None = None  # sticky: once the arena failed this turn, it is never the bot's forfeit
-
-        def excuse(reason: str) -> None:
-            nonlocal arena_fault, deadline
-            arena_fault = reason
-            deadline = max(deadline, min(time.monotonic() + grace, limit))
-
         if fault is not None:
-            excuse(fault)
-
+            grace.excuse(fault)
         while True:
             replica = self._replicas.get(bot)
             if replica is None:
                 asked = time.monotonic()
                 entry = await self.registry.lookup(bot)  # waits out a Redis outage
-                if time.monotonic() - asked > SLOW_LOOKUP_S:
-                    excuse(f"the session registry (Redis) held up the lookup of bot {bot!r}")
+                grace.looked_up(asked, f"bot {bot!r}")
                 replica = entry.replica if entry is not None else None
             if replica is not None:
-                remaining_ms = int((deadline - time.monotonic()) * 1000)
+                remaining_ms = int(grace.remaining() * 1000)
                 req = dpb.PlayRequest(
                     bot_name=bot, game=game, turn=turn, grace_ms=max(remaining_ms, 1), time_control=control
                 )
@@ -291,17 +278,17 @@ class MatchRunner:
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                         raise
-                    excuse(f"replica {replica} holding bot {bot!r}: {exc.code().name}: {exc.details()}")
+                    grace.excuse(f"replica {replica} holding bot {bot!r}: {exc.code().name}: {exc.details()}")
                     resp = dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
                 if resp.arena_fault:
-                    excuse(f"replica {replica} could not reach its store while waiting for bot {bot!r}")
+                    grace.excuse(f"replica {replica} could not reach its store while waiting for bot {bot!r}")
                 if resp.outcome != Outcome.DISCONNECTED:
                     self._replicas[bot] = replica
                     return resp
             self._replicas.pop(bot, None)  # the bot moved or left: look it up afresh
-            if time.monotonic() >= deadline:
-                if arena_fault is not None:
-                    raise ReplicaUnreachable(arena_fault)
+            if grace.remaining() <= 0:
+                if grace.fault is not None:
+                    raise ReplicaUnreachable(grace.fault)
                 return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
             await asyncio.sleep(0.1)
 
