@@ -233,13 +233,14 @@ def test_a_python_bot_class_plays_in_process() -> None:
 def test_a_folder_is_built_and_played_in_sandboxes(tmp_path: Path) -> None:
     folder = tmp_path / "javabot"
     shutil.copytree(ROOT / "bots/examples/java", folder)
+    before = set(Path("/tmp").glob("tablanette-match-*"))  # a failed build keeps its log in one: not this run's
     result = tablanette("match", "--bot", str(folder), "--bot", "greedy", "-g", "2", "--json", "--no-records")
     bots = played(result)
     assert bots["javabot"]["games"] == 2
     assert bots["javabot"]["conduct"]["timeouts"] == bots["javabot"]["conduct"]["faults"] == 0
     assert not (folder / "out").exists()  # built in a copy, never in the author's folder
-    leftovers = [p for p in Path("/tmp").glob("tablanette-match-*") if p.stat().st_mtime > folder.stat().st_mtime]
-    assert not leftovers, f"the build's folders were left behind: {leftovers}"
+    leftovers = set(Path("/tmp").glob("tablanette-match-*")) - before
+    assert not leftovers, f"the build's folders were left behind: {sorted(leftovers)}"
 
 
 @pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
