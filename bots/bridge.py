@@ -36,7 +36,7 @@ from engine_service.rules.cards import format_cards
 from .base import Bot
 from .child import ChildError, ChildProgram, Launcher, Running, check_runnable
 from .sandbox import Limits, Sandbox, unavailable
-from .sdk import Clock
+from .turns import Clock
 
 log = logging.getLogger("tablanette.bridge")
 PROTOCOL = 1

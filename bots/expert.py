@@ -37,7 +37,7 @@ from engine_service.rules.worlds import WorldSampler
 from .base import Bot
 
 if TYPE_CHECKING:
-    from .sdk import Clock
+    from .turns import Clock
 
 NO_CLOCK_WORLDS = 24
 """Worlds a move samples when it is given no clock and no ``worlds`` cap."""

@@ -3,7 +3,7 @@
 :class:`InProcessTransport` answers :class:`engine_service.driver.MatchDriver`'s
 ``ask(seat, turn)`` with the seat's :class:`~bots.base.Bot`: the turn becomes the
 bot's observation and clock exactly as the SDK makes them from the wire
-(:func:`bots.sdk.observation_of`), and the answer is what a replica would
+(:func:`bots.turns.observation_of`), and the answer is what a replica would
 answer (:class:`engine_service.driver.Answer`: a ``PlayResponse``'s fields, its
 play left as the rules' own ``Play``, with no wire form to build and read
 back). So ``tablanette match`` plays through the arena's one driver, rules and
@@ -42,7 +42,7 @@ from tablanette.v1 import arena_pb2 as apb
 
 from .base import Bot
 from .bridge import BridgeError
-from .sdk import Clock, observation_of, takes_clock, turn_clock
+from .turns import Clock, observation_of, takes_clock, turn_clock
 
 PLAYED, TIMEOUT = Outcome.PLAYED, Outcome.TIMEOUT
 

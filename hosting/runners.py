@@ -31,7 +31,8 @@ from typing import Protocol
 from bots.bridge import BridgeError, ProgramBot
 from bots.child import ChildProgram, Launcher, exit_reason
 from bots.sandbox import NOBODY, Limits, Sandbox
-from bots.sdk import BotClient, BotRejected, Clock
+from bots.sdk import BotClient, BotRejected
+from bots.turns import Clock
 from engine_service.rules import Observation, Play
 
 from .relay import Relay
