@@ -37,9 +37,9 @@ from dataclasses import asdict, dataclass, field
 import redis
 
 from engine_service.rules import Match, match_record
+from scheduler.outcomes import Outcome
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
 from scheduler.planners import AdaptivePlanner, FixedPlanner, PlacementPlanner, Planner, SprtPlanner
-from scheduler.ratings import Outcome
 from store.client import outages_ridden_out
 from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
 from store.ledger import match_luck

@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 from bots import make_bot, play_match
 from engine_service.rules import Rules
+from scheduler.outcomes import Outcome, outcome_of
 from scheduler.pairings import PlannedMatch
 from scheduler.planners import Planner
-from scheduler.ratings import Outcome, outcome_of
 
 
 def play_planned(rules: Rules, specs: dict[str, str], m: PlannedMatch, luck: bool = False) -> Outcome:

@@ -51,14 +51,16 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from engine_service.rules import LuckError, Match, luck_of_match
-from store.units import mirror_unit, placing
+from scheduler.numeric import log_sigmoid, normal_cdf, root, sigmoid
+from scheduler.outcomes import Outcome, game_score, outcome_of
+
+__all__ = ["Fit", "Outcome", "Rating", "fit_ratings", "game_score", "outcome_of"]
 
 ELO = 400 / math.log(10)
 """Elo points per unit of natural-log strength."""
@@ -73,53 +75,6 @@ ANCHOR_DRAWS = 0.01
 """Virtual draws of every bot against a player at 0: pins the scale, says nothing else."""
 PROFILE_REACH = 32.0
 """How far (natural-log units, about 5,500 Elo) an interval may reach before it is cut."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One finished match as the model sees it."""
-
-    match_id: str
-    unit: str
-    """Matches sharing a unit are one mirrored group (one deal, seats rotated)."""
-    teams: tuple[tuple[str, ...], ...]
-    placing: tuple[float, ...]
-    """Per team, higher is better; equal values are a tie."""
-    points: tuple[int, ...]
-    luck: tuple[float, ...] | None = None
-    """Per team, the cards' share of its point margin (:mod:`engine_service.rules.luck`); None: not known."""
-
-    def to_json(self) -> dict[str, Any]:
-        teams = [list(t) for t in self.teams]
-        out = {"m": self.match_id, "u": self.unit, "t": teams, "p": list(self.placing), "s": list(self.points)}
-        return out if self.luck is None else {**out, "l": list(self.luck)}
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any] | list[Any]) -> Outcome:
-        """From :meth:`to_json`'s object, or the ledger's list ``[m, u, t, p, s]`` or ``[m, u, t, p, s, l]``."""
-        m, u, t, p, s = (d["m"], d["u"], d["t"], d["p"], d["s"]) if isinstance(d, dict) else d[:5]
-        lk = d.get("l") if isinstance(d, dict) else (d[5] if len(d) > 5 else None)
-        luck = None if lk is None else tuple(float(x) for x in lk)
-        return cls(m, u, tuple(tuple(team) for team in t), tuple(float(x) for x in p), tuple(s), luck)
-
-
-def outcome_of(match_id: str, seed: str, seats: Sequence[str], match: Match, luck: bool = True) -> Outcome:
-    """What the ledger stores of a finished match, for the rating model.
-
-    ``luck=False`` leaves its luck out (about 80 ms of CPU a match saved, when only win/loss is fitted).
-    """
-    rules, result = match.rules, match.result
-    assert result is not None
-    forfeit = rules.team_of(result.forfeit_seat) if result.forfeit_seat is not None else None
-    teams = tuple(tuple(seats[s] for s in team) for team in rules.teams)
-    placed = tuple(placing(match.totals, result.winner, forfeit))
-    margins: tuple[float, ...] | None = None
-    if luck:
-        try:
-            margins = tuple(round(x, 2) for x in luck_of_match(match, match_id).luck)
-        except LuckError:  # a forfeit or abort: no luck, as the ledger stores it
-            margins = None
-    return Outcome(match_id, mirror_unit(seed, seats), teams, placed, tuple(match.totals), margins)
 
 
 @dataclass(frozen=True)
@@ -168,7 +123,7 @@ class Fit:
             if self.model.n > PROFILE_MAX and self._cov is None:
                 self._cov = np.linalg.inv(self.model.information(self.theta))  # once, for every pair
             z = self.model.signed_root(self.theta, self.index[a], self.index[b], self._cov)
-            self._los[(a, b)], self._los[(b, a)] = _normal_cdf(z), _normal_cdf(-z)
+            self._los[(a, b)], self._los[(b, a)] = normal_cdf(z), normal_cdf(-z)
         return self._los[(a, b)]
 
     def los_matrix(self, top: int | None = None) -> list[list[float]]:
@@ -342,7 +297,7 @@ class _Model:
         vals = np.where(self.mask, u[np.maximum(self.rest, 0)], -np.inf)
         top = vals.max(axis=1) if len(vals) else np.zeros(0)
         lse = top + np.log(np.where(self.mask, np.exp(vals - top[:, None]), 0.0).sum(axis=1)) if len(vals) else top
-        prior = self.prior * 0.5 * (_log_sigmoid(theta) + _log_sigmoid(-theta)).sum()
+        prior = self.prior * 0.5 * (log_sigmoid(theta) + log_sigmoid(-theta)).sum()
         return float((self.weight * (u[self.chosen] - lse)).sum() + prior)
 
     def gradient(self, theta: np.ndarray) -> np.ndarray:
@@ -350,7 +305,7 @@ class _Model:
         g_u = np.zeros(self.A.shape[0])
         np.add.at(g_u, self.chosen, self.weight)
         np.add.at(g_u, self.rest[self.mask], -(self.weight[:, None] * p)[self.mask])
-        return np.asarray(self.A.T @ g_u) + self.prior * (0.5 - _sigmoid(theta))
+        return np.asarray(self.A.T @ g_u) + self.prior * (0.5 - sigmoid(theta))
 
     def information(self, theta: np.ndarray) -> np.ndarray:
         """Minus the Hessian of the log-likelihood (exact for this model), prior included."""
@@ -375,7 +330,7 @@ class _Model:
 
             h_u = coo_matrix((np.concatenate(vals), where), shape=(teams, teams))
             info = np.asarray((self.A.T @ h_u.tocsr() @ self.A).todense())
-        s = _sigmoid(theta)
+        s = sigmoid(theta)
         info[np.diag_indices(self.n)] += self.prior * s * (1 - s)
         return info
 
@@ -446,7 +401,7 @@ class _Model:
             while excess(here + direction * reach) < 0 and reach < PROFILE_REACH:
                 reach *= 2  # widen until the deviance passes the level (the prior makes sure it does)
             far = here + direction * reach
-            bounds.append(_root(excess, here, far, xtol=1e-4) if excess(far) > 0 else far)
+            bounds.append(root(excess, here, far, xtol=1e-4) if excess(far) > 0 else far)
         return bounds[0], bounds[1]
 
     def signed_root(self, theta: np.ndarray, a: int, b: int, cov: np.ndarray | None = None) -> float:
@@ -461,57 +416,6 @@ class _Model:
             return float((theta[a] - theta[b]) / math.sqrt(max(var, 1e-12)))
         deviance = self._deviance(self.loglik(theta), self.maximize_on(c, 0.0, theta))
         return float(np.sign(theta[a] - theta[b]) * math.sqrt(deviance))
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    e = np.exp(-np.abs(x))  # never overflows
-    return np.asarray(np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)))
-
-
-def _normal_cdf(z: float) -> float:
-    return 0.5 * math.erfc(-z / math.sqrt(2.0))
-
-
-def _root(f: Callable[[float], float], a: float, b: float, xtol: float) -> float:
-    """A root of ``f`` between ``a`` and ``b``, where ``f`` changes sign (``f(a) < 0 < f(b)``, or the other
-    way), to within ``xtol``: regula falsi with the Illinois step (superlinear, and never leaves the
-    bracket), each step at least ``xtol / 2`` inside it so it closes, as Brent's method does. It answers as
-    SciPy's brentq does, and keeps SciPy's optimizer (a third of a second to import) out of every command
-    that fits a ladder."""
-    fa, fb = f(a), f(b)
-    if fa == 0.0:
-        return a
-    if fb == 0.0:
-        return b
-    if (fa > 0) == (fb > 0):
-        raise ValueError(f"no sign change between {a} and {b}")
-    side = 0
-    for _ in range(200):
-        if abs(b - a) <= xtol:
-            break
-        lo, hi = min(a, b), max(a, b)
-        x = b - fb * (b - a) / (fb - fa)
-        if not lo < x < hi:
-            x = (a + b) / 2
-        x = min(max(x, lo + xtol / 2), hi - xtol / 2)  # a step at least xtol/2 from each end: the bracket closes
-        fx = f(x)
-        if fx == 0.0:
-            return x
-        if (fx > 0) == (fb > 0):
-            b, fb = x, fx
-            if side == -1:
-                fa /= 2
-            side = -1
-        else:
-            a, fa = x, fx
-            if side == 1:
-                fb /= 2
-            side = 1
-    return (a + b) / 2
-
-
-def _log_sigmoid(x: np.ndarray) -> np.ndarray:
-    return np.asarray(-np.logaddexp(0.0, -x))
 
 
 def _finite(values: Sequence[float], digits: int = 2) -> list[float] | None:
@@ -531,13 +435,6 @@ def _orders(placing: Sequence[float]) -> list[tuple[list[int], float]]:
     perms = [list(itertools.permutations(groups[p])) for p in sorted(groups, reverse=True)]
     count = math.prod(len(x) for x in perms)
     return [([t for g in combo for t in g], 1 / count) for combo in itertools.product(*perms)]
-
-
-def game_score(o: Outcome, team: int) -> float:
-    """``team``'s game score against the others: 1 ahead of all, 0 behind all, 1/2 a tie (two sides)."""
-    mine = o.placing[team]
-    others = [p for t, p in enumerate(o.placing) if t != team]
-    return sum(1.0 if mine > p else 0.5 if mine == p else 0.0 for p in others) / len(others)
 
 
 def _duel(o: Outcome) -> tuple[str, str] | None:

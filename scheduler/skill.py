@@ -26,7 +26,7 @@ has no interval (it is provisional).
 back to their raw margin, or are left out with ``missing="skip"``; either way they
 are counted (``without_luck``), since a forfeit's margin is the arena's invention.
 
->>> from scheduler.ratings import Outcome
+>>> from scheduler.outcomes import Outcome
 >>> o = [Outcome(f"m{i}", f"u{i}", (("a",), ("b",)), (1.0, 0.0), (101, 80 + i), (10.0 - i, i - 10.0))
 ...      for i in range(6)]
 >>> fit = fit_skill(o)
@@ -47,7 +47,7 @@ import numpy as np
 from scipy import sparse
 from scipy.stats import t as student_t
 
-from scheduler.ratings import Outcome
+from scheduler.outcomes import Outcome
 
 MISSING = ("raw", "skip")
 """What a match without luck counts as: its raw margin, or nothing."""

@@ -161,7 +161,7 @@ def test_a_ladder_too_big_for_profile_intervals_is_plain_json() -> None:
 def test_the_interval_root_finder_answers_as_brentq(f: Any, a: float, b: float) -> None:
     from scipy.optimize import brentq
 
-    from scheduler.ratings import _root
+    from scheduler.numeric import root as _root
 
     assert _root(f, a, b, 1e-6) == pytest.approx(brentq(f, min(a, b), max(a, b), xtol=1e-9), abs=1e-6)
     with pytest.raises(ValueError, match="no sign change"):

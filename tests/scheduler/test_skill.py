@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from scheduler.ratings import Outcome
+from scheduler.outcomes import Outcome
 from scheduler.skill import fit_skill
 
 pytestmark = pytest.mark.fast

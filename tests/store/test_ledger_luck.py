@@ -15,7 +15,7 @@ from arena_harness import REDIS_URL, clear_prefix, unique_prefix
 from bots import make_bot, play_match
 from engine_service.rules import Match, Rules, luck_of_record, match_record
 from scheduler.ladder import ladder
-from scheduler.ratings import Outcome
+from scheduler.outcomes import Outcome
 from store.leagues import League, LeagueError, LeagueStore
 from store.ledger import match_luck
 from store.results import LeagueResults
