@@ -15,13 +15,13 @@ from scheduler.league import Feeder
 from store import printable
 from store.audit import AuditLog
 from store.client import connect
+from store.league_status import LeagueStatus
 from store.leagues import (
     FORMATS,
     MAX_LATENCY_CREDIT_MS,
     MAX_TIME_BANK_MS,
     League,
     LeagueError,
-    LeagueStatus,
     LeagueStore,
 )
 from store.results import LeagueResults

@@ -19,7 +19,8 @@ from typing import Any
 
 from engine_service.rules import Rules
 from scheduler.league import Feeder
-from store.leagues import League, LeagueStatus, LeagueStore
+from store.league_status import LeagueStatus
+from store.leagues import League, LeagueStore
 from store.results import LeagueResults
 from store.tokens import NAME_RE
 

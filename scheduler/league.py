@@ -41,7 +41,8 @@ from scheduler.outcomes import Outcome
 from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
 from scheduler.planners import AdaptivePlanner, FixedPlanner, PlacementPlanner, Planner, SprtPlanner
 from store.client import outages_ridden_out
-from store.leagues import League, LeagueError, LeagueStatus, LeagueStore
+from store.league_status import LeagueStatus
+from store.leagues import League, LeagueError, LeagueStore
 from store.ledger import match_luck
 from store.results import LeagueResults
 from store.units import mirror_unit

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Protocol
 
@@ -22,7 +22,9 @@ from engine_service.rules import Rules, TablanetteError
 
 from .codec import text, text_map
 from .keys import Keys, LeagueKeys
+from .league_status import LeagueStatus
 from .ledger import Ledger
+from .quarantine import Quarantines, held, with_request
 from .tokens import NAME_RE
 from .versions import Versions, split_version
 
@@ -165,60 +167,8 @@ def _read(raw: str, default: Any) -> Any:
     return raw
 
 
-@dataclass
-class LeagueStatus:
-    league: str
-    status: str
-    total: int
-    done: int
-    failed: int
-    running: int
-    queued: int
-    started_at: float | None
-    finished_at: float | None
-    rate: float = 0.0
-    """Matches per second over the finished ones."""
-    absent: dict[str, float] = field(default_factory=dict)
-    """Bots of the league not connected now -> since when (unix time)."""
-    quarantined: dict[str, str] = field(default_factory=dict)
-    """Bots taken out of scheduling -> why."""
-
-    @property
-    def remaining(self) -> int:
-        return self.total - self.done - self.failed
-
-    @property
-    def eta_seconds(self) -> float | None:
-        return self.remaining / self.rate if self.rate > 0 else None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "league": self.league,
-            "status": self.status,
-            "total": self.total,
-            "done": self.done,
-            "failed": self.failed,
-            "running": self.running,
-            "queued": self.queued,
-            "remaining": self.remaining,
-            "eta_seconds": self.eta_seconds,
-            "absent": {bot: round(since, 3) for bot, since in sorted(self.absent.items())},
-            "quarantined": dict(sorted(self.quarantined.items())),
-        }
-
-    def waiting_note(self, now: float | None = None) -> str:
-        """``waiting for a, b: not connected (for 40 s)``; quarantined bots and why; '' when all is well."""
-        notes = []
-        if self.absent:
-            now = time.time() if now is None else now
-            longest = now - min(self.absent.values())
-            notes.append(f"waiting for {', '.join(sorted(self.absent))}: not connected (for {longest:.0f} s)")
-        notes += [f"{bot} in quarantine: {why}" for bot, why in sorted(self.quarantined.items())]
-        return "; ".join(notes)
-
-
-class LeagueStore:
-    """Reads and writes leagues under one key prefix."""
+class LeagueStore(Quarantines):
+    """Reads and writes leagues under one key prefix (a league's quarantines: :class:`Quarantines`)."""
 
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.r = client
@@ -441,46 +391,6 @@ class LeagueStore:
             self.r.hdel(keys.meta, "finished_at")
         return failed
 
-    # --------------------------------------------------------- quarantine
-
-    def quarantine(self, league_id: str, bot: str, reason: str, match_id: str = "") -> bool:
-        """Take a bot out of scheduling with its reason; False if it was in quarantine already."""
-        keys = self.keys(league_id)
-        entry = json.dumps({"reason": reason, "match": match_id, "at": round(time.time(), 3)})
-        if not self.r.hsetnx(keys.quarantine, bot, entry):
-            return False
-        self.r.hdel(keys.lift_requests, bot)  # a request made before an earlier lift is not about this one
-        return True
-
-    def lift(self, league_id: str, bot: str) -> bool:
-        """Let a quarantined bot play again; False if it was not in quarantine."""
-        keys = self.keys(league_id)
-        pipe = self.r.pipeline()
-        pipe.hdel(keys.quarantine, bot)
-        pipe.hdel(keys.lift_requests, bot)
-        return bool(pipe.execute()[0])
-
-    def request_lift(self, league_id: str, bot: str, message: str) -> dict[str, Any] | None:
-        """The bot's owner asks the operator to lift its quarantine (the newest request replaces an older
-        one); None if it is not in quarantine there."""
-        keys = self.keys(league_id)
-        request = {"message": message, "at": round(time.time(), 3)}
-        pipe = self.r.pipeline()
-        pipe.hexists(keys.quarantine, bot)
-        pipe.hset(keys.lift_requests, bot, json.dumps(request))
-        if not pipe.execute()[0]:
-            self.r.hdel(keys.lift_requests, bot)
-            return None
-        return request
-
-    def quarantined(self, league_id: str) -> dict[str, dict[str, Any]]:
-        """Bots in quarantine -> {reason, match, at, and lift_request: {message, at} if its owner asked}."""
-        keys = self.keys(league_id)
-        pipe = self.r.pipeline(transaction=False)
-        pipe.hgetall(keys.quarantine)
-        pipe.hgetall(keys.lift_requests)
-        return _held(*pipe.execute())
-
     # --------------------------------------------------------- who is here, who is gone
 
     def orphans(self, league_id: str) -> list[str]:
@@ -541,23 +451,7 @@ class LeagueStore:
         finished = float(meta["finished_at"]) if "finished_at" in meta else None
         st = LeagueStatus(league_id, meta["status"], total, done, failed, running, queued, started, finished)
         st.absent = {bot: float(since) for bot, since in text_map(absent).items()}
-        st.quarantined = {bot: _with_request(entry) for bot, entry in _held(quarantine, asked).items()}
+        st.quarantined = {bot: with_request(entry) for bot, entry in held(quarantine, asked).items()}
         if started and done:
             st.rate = done / max((finished or time.time()) - started, 1e-6)
         return st
-
-
-def _held(quarantine: Mapping[Any, Any], requests: Mapping[Any, Any]) -> dict[str, dict[str, Any]]:
-    """Bots in quarantine -> {reason, match, at, and lift_request if their owner asked}, from the two hashes."""
-    held = {bot: json.loads(entry) for bot, entry in text_map(quarantine).items()}
-    for bot, request in text_map(requests).items():
-        if bot in held:  # a request outlives its quarantine only for the moment a lift takes
-            held[bot]["lift_request"] = json.loads(request)
-    return held
-
-
-def _with_request(entry: dict[str, Any]) -> str:
-    """A quarantine's reason, with its owner's request for a lift if there is one."""
-    request = entry.get("lift_request")
-    reason = str(entry["reason"])
-    return reason + (f" (its owner asks for a lift: {request['message']!r})" if request else "")
