@@ -31,9 +31,10 @@ from .luck import DEFAULT_SAMPLES, LuckEvent, MatchLuck, luck_of_match, luck_of_
 from .match import FinishedDeal, Match, MatchResult
 from .observation import Observation
 from .play import Play
+from .presets import PRESETS
 from .record import dumps, loads, match_record, read_records, verify_record, write_records
 from .record_schema import FORMAT, DealEntry, GameRecord, Leftover, PlayEntry, ResultEntry, parse_record
-from .rules import DEFAULT_PRESET, PRESETS, Rules, parameter_names, parse_override
+from .rules import DEFAULT_PRESET, Rules, parameter_names, parse_override
 from .shuffle import DealLayout, deal_layout, layout_of_deck, round_sizes, shuffled_deck
 from .value import check_position, position_value
 

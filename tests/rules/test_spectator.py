@@ -17,9 +17,8 @@ import re
 import pytest
 
 from bots import make_bot
-from engine_service.rules import Match, Rules
+from engine_service.rules import PRESETS, Match, Rules
 from engine_service.rules.cards import card_names
-from engine_service.rules.rules import PRESETS
 from engine_service.rules.spectator import PublicEvent, PublicFeed
 
 CASES = [(p, n) for p, spec in PRESETS.items() for n in spec.players]
