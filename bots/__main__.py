@@ -16,8 +16,9 @@ import time
 from engine_service.rules import Observation, Play
 
 from .base import Bot
+from .client_command import NO_TOKEN, run_until_stopped
 from .registry import BUILTIN_BOTS, make_bot
-from .sdk import NO_TOKEN, BotClient, run_until_stopped
+from .sdk import BotClient
 
 
 class Thinking(Bot):

@@ -261,7 +261,8 @@ def run_bridge(
 
     from store import printable  # the host's side only: a sandbox's copy of the SDK has no store
 
-    from .sdk import NO_TOKEN, BotClient, run_until_stopped
+    from .client_command import NO_TOKEN, run_until_stopped
+    from .sdk import BotClient
 
     if not token:
         print(NO_TOKEN, file=sys.stderr)

@@ -49,7 +49,6 @@ import asyncio
 import contextlib
 import logging
 import queue
-import random
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -65,21 +64,15 @@ from tablanette.v1 import arena_pb2_grpc
 from tablanette.v1 import game_pb2 as gpb
 
 from .base import Bot
+from .reconnect import BACKOFF_MAX, FATAL, WAIT_AT_LEAST, BotRejected, backoff_delays, jittered, retry_after
+from .reconnect import BACKOFF_START as BACKOFF_START  # the reconnect policy (bots/reconnect.py), as the SDK's
+from .reconnect import parse_addresses as parse_addresses
 from .sdk_worlds import ask_worlds, sample_worlds, world_states  # noqa: F401  (possible worlds: bots/sdk_worlds.py)
 from .turns import Clock as Clock  # a turn's clock and view are made in bots/turns.py; bots import them from here
 from .turns import observation_of as observation_of
 from .turns import takes_clock, turn_clock
 
 log = logging.getLogger("tablanette.sdk")
-FATAL = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT)
-"""Statuses no retry can fix: the client stops with :class:`BotRejected`."""
-WAIT_AT_LEAST = {grpc.StatusCode.ALREADY_EXISTS: 5.0, grpc.StatusCode.RESOURCE_EXHAUSTED: 1.0}
-"""Seconds to wait, at the least, before trying again after these refusals (or the arena's retry-after-ms)."""
-BACKOFF_START = 0.25
-BACKOFF_MAX = 2.0
-"""Seconds. The cap is well under the arena's grace period, so a bot whose replica
-restarts (or who must move to another) is back before its games are forfeited."""
-JITTER = 0.2
 WELCOME_TIMEOUT = 3.0
 """Seconds to wait for a replica's Welcome before trying the next address."""
 CHANNEL_OPTIONS = (
@@ -95,52 +88,6 @@ FEATURES = ("packed",)
 """Asked for in the Hello: turns as card numbers and masks, which this SDK reads without naming
 a card (docs/protocol.md#the-packed-form). A server that does not grant it sends named turns,
 which are read as well."""
-
-
-def parse_addresses(address: str | Sequence[str]) -> list[str]:
-    """``host:port`` entries of a comma-separated list (or a sequence of them).
-
-    >>> parse_addresses("a:1, b:2,,")
-    ['a:1', 'b:2']
-    """
-    parts = address.split(",") if isinstance(address, str) else list(address)
-    found = [p.strip() for p in parts if p.strip()]
-    if not found:
-        raise ValueError("no engine service address given")
-    return found
-
-
-def backoff_delays(start: float = BACKOFF_START, cap: float = BACKOFF_MAX) -> Iterator[float]:
-    """The reconnect waits before jitter: ``start`` doubling to ``cap``.
-
-    >>> from itertools import islice
-    >>> list(islice(backoff_delays(), 6))
-    [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
-    """
-    delay = start
-    while True:
-        yield delay
-        delay = min(delay * 2, cap)
-
-
-def jittered(delay: float, rng: random.Random = random.Random()) -> float:  # noqa: B008
-    """``delay`` +-20%, so bots dropped together do not return in lockstep."""
-    return delay * (1 + rng.uniform(-JITTER, JITTER))
-
-
-def _retry_after(exc: grpc.RpcError) -> float:
-    """The arena's suggested wait (trailing metadata ``retry-after-ms``), in seconds; 0 if none."""
-    try:
-        for key, value in exc.trailing_metadata() or ():
-            if key == "retry-after-ms":
-                return int(value) / 1000
-    except (AttributeError, ValueError):
-        pass
-    return 0.0
-
-
-class BotRejected(RuntimeError):
-    """The arena refused this bot (bad token, wrong name, malformed hello)."""
 
 
 BotFactory = Callable[[], Bot]
@@ -251,7 +198,7 @@ class BotClient:
                     break
                 lost = f"{code.name}: {exc.details()}" if code else str(exc)
                 draining = code == grpc.StatusCode.UNAVAILABLE and "shutting down" in (exc.details() or "")
-                wait_at_least = max(WAIT_AT_LEAST.get(code, 0.0), _retry_after(exc))
+                wait_at_least = max(WAIT_AT_LEAST.get(code, 0.0), retry_after(exc))
             if self._welcomed:  # a session that got in resets the backoff, however it ended
                 delays = backoff_delays(BACKOFF_START, self.backoff_max)
             self.connected.clear()
@@ -538,22 +485,3 @@ def _end_match(name: str, info: GameInfo, result: gpb.MatchResult) -> None:
             info.bot.end_match(ended)
         except Exception:
             log.exception("%s: end_match raised", name)
-
-
-NO_TOKEN = "error: give --token (or set TABLANETTE_TOKEN); `tablanette bot add NAME` prints one"
-
-
-def run_until_stopped(client: BotClient, what: str) -> int:
-    """Run ``client`` until SIGTERM or Ctrl-C (exit status 0), or until the arena refuses it (1)."""
-    import signal
-    import sys
-
-    signal.signal(signal.SIGTERM, lambda *_: client.stop())
-    signal.signal(signal.SIGINT, lambda *_: client.stop())
-    print(f"bot {client.name} ({what}) connecting to {', '.join(client.addresses)}", file=sys.stderr, flush=True)
-    try:
-        client.run_forever()
-    except BotRejected as exc:
-        print(f"error: the arena refused bot {client.name}: {exc}", file=sys.stderr)
-        return 1
-    return 0

@@ -30,8 +30,9 @@ from typing import Protocol
 
 from bots.bridge import BridgeError, ProgramBot
 from bots.child import ChildProgram, Launcher, exit_reason
+from bots.reconnect import BotRejected
 from bots.sandbox import NOBODY, Limits, Sandbox
-from bots.sdk import BotClient, BotRejected
+from bots.sdk import BotClient
 from bots.turns import Clock
 from engine_service.rules import Observation, Play
 
