@@ -34,7 +34,6 @@ command line, explains an exit, and removes its cgroup when the run is over.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import glob
 import json
@@ -47,15 +46,22 @@ import stat
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import seccomp
+from .cgroups import (
+    CGROUP_ROOT,
+    V1_CONTROLLERS,
+    cgroup_version,
+    counter,
+    empty_and_remove,
+    owner_tag,
+    read,
+    write,
+)
 
-CGROUP_ROOT = Path("/sys/fs/cgroup")
-V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 NOBODY = 65534
 ETC = (
     "alternatives",
@@ -137,15 +143,6 @@ class SandboxError(RuntimeError):
     """A sandbox cannot be made here (see :func:`unavailable`)."""
 
 
-def cgroup_version() -> int | None:
-    """2 for a unified hierarchy, 1 for per-controller mounts, None if there is no cgroup filesystem."""
-    if (CGROUP_ROOT / "cgroup.controllers").exists():
-        return 2
-    if all((CGROUP_ROOT / c / "cgroup.procs").exists() for c in V1_CONTROLLERS):
-        return 1
-    return None
-
-
 def unavailable() -> str | None:
     """Why no sandbox can be made on this machine, or None if one can."""
     if sys.platform != "linux":
@@ -220,24 +217,24 @@ class Sandbox:
         if self.version == 2:
             base = CGROUP_ROOT / "tablanette"
             base.mkdir(exist_ok=True)
-            _write(base / "cgroup.subtree_control", "+memory +pids +cpu")
+            write(base / "cgroup.subtree_control", "+memory +pids +cpu")
             group = base / self.id
             group.mkdir()
-            _write(group / "memory.max", str(lim.memory_mb << 20))
-            _write(group / "memory.swap.max", "0", optional=True)
-            _write(group / "pids.max", str(lim.pids))
-            _write(group / "cpu.max", f"{quota} {period}")
+            write(group / "memory.max", str(lim.memory_mb << 20))
+            write(group / "memory.swap.max", "0", optional=True)
+            write(group / "pids.max", str(lim.pids))
+            write(group / "cpu.max", f"{quota} {period}")
             return {c: group for c in V1_CONTROLLERS}
         groups = {}
         for controller in V1_CONTROLLERS:  # cpu and cpuacct are often one hierarchy (cpu,cpuacct)
             group = (CGROUP_ROOT / controller).resolve() / "tablanette" / self.id
             group.mkdir(parents=True, exist_ok=True)
             groups[controller] = group
-        _write(groups["memory"] / "memory.limit_in_bytes", str(lim.memory_mb << 20))
-        _write(groups["memory"] / "memory.memsw.limit_in_bytes", str(lim.memory_mb << 20), optional=True)
-        _write(groups["pids"] / "pids.max", str(lim.pids))
-        _write(groups["cpu"] / "cpu.cfs_period_us", str(period))
-        _write(groups["cpu"] / "cpu.cfs_quota_us", str(quota))
+        write(groups["memory"] / "memory.limit_in_bytes", str(lim.memory_mb << 20))
+        write(groups["memory"] / "memory.memsw.limit_in_bytes", str(lim.memory_mb << 20), optional=True)
+        write(groups["pids"] / "pids.max", str(lim.pids))
+        write(groups["cpu"] / "cpu.cfs_period_us", str(period))
+        write(groups["cpu"] / "cpu.cfs_quota_us", str(quota))
         return groups
 
     def _procs_files(self) -> list[str]:
@@ -245,22 +242,22 @@ class Sandbox:
 
     def memory_killed(self) -> int:
         """Times the kernel killed a process of this run for memory."""
-        return _counter(
+        return counter(
             self.groups["memory"] / ("memory.events" if self.version == 2 else "memory.oom_control"), "oom_kill"
         )
 
     def pids_refused(self) -> int:
         """Times this run was refused a new process or thread."""
-        return _counter(self.groups["pids"] / "pids.events", "max")
+        return counter(self.groups["pids"] / "pids.events", "max")
 
     def cpu_seconds(self) -> float:
         """CPU time this run has used, from its cgroup's counters (not the wall clock); kept once closed."""
         if self._closed_cpu is not None:
             return self._closed_cpu
         if self.version == 2:
-            used = _counter(self.groups["cpu"] / "cpu.stat", "usage_usec") / 1e6
+            used = counter(self.groups["cpu"] / "cpu.stat", "usage_usec") / 1e6
         else:
-            used = int(_read(self.groups["cpuacct"] / "cpuacct.usage") or 0) / 1e9
+            used = int(read(self.groups["cpuacct"] / "cpuacct.usage") or 0) / 1e9
         closed = self._closed_cpu  # closed while we read: its cgroup may be gone, its total is kept
         return closed if closed is not None else used
 
@@ -350,7 +347,7 @@ class Sandbox:
         if self._closed_cpu is not None:
             return
         self._closed_cpu = self.cpu_seconds()
-        _empty_and_remove(self.groups.values())
+        empty_and_remove(self.groups.values())
 
 
 _SIGNALS = {s.value for s in signal.Signals}
@@ -378,124 +375,6 @@ def _bwrap() -> str:
     if path is None:
         raise SandboxError("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
     return os.path.realpath(path)
-
-
-def owner_tag() -> str:
-    """This process, as the owner of the run cgroups it makes: ``o<pid namespace>.<pid>.<start time>``.
-
-    The start time tells a dead owner from a new process that got its pid; the namespace keeps a
-    sweep from judging the owners of another pid namespace (a container), whose pids it cannot see.
-    """
-    return _owner_tag(os.getpid())  # by pid: a forked child is an owner of its own
-
-
-@functools.cache
-def _owner_tag(pid: int) -> str:
-    return f"o{_pid_namespace()}.{pid}.{_start_time(pid)}"
-
-
-_OWNER = re.compile(r"-o(\d+)\.(\d+)\.(\d+)$")
-
-
-def _pid_namespace() -> int:
-    try:
-        return os.stat("/proc/self/ns/pid").st_ino
-    except OSError:
-        return 0
-
-
-def _start_time(pid: int) -> int:
-    """When ``pid`` started (clock ticks since boot); 0 if there is no such process."""
-    stat = _read(Path(f"/proc/{pid}/stat"))
-    try:
-        return int(stat.rsplit(")", 1)[1].split()[19])
-    except (IndexError, ValueError):
-        return 0
-
-
-def _owner_gone(group: Path) -> bool:
-    """The run's owner (a host, a bridge) is dead, in this pid namespace: what is left in it is a ghost."""
-    m = _OWNER.search(group.name)
-    if m is None or int(m.group(1)) != _pid_namespace():
-        return False
-    pid, started = int(m.group(2)), int(m.group(3))
-    return started != 0 and _start_time(pid) != started  # 0: its owner could not tell its start time
-
-
-def sweep_stale(min_age_s: float = 60.0) -> int:
-    """Remove the run cgroups older than ``min_age_s`` that a killed process left behind (a run
-    removes its own when it closes; one killed with SIGKILL cannot). Returns how many were removed.
-
-    An empty one goes. One that still holds processes goes too (its processes killed first) when
-    its owner, named in the cgroup's name (:func:`owner_tag`), is dead: a program that outlived its
-    host (killed during the sandbox's own set-up, it can miss its parent's death) plays for nobody.
-    Only old ones: a run fills its cgroup as soon as it makes it.
-    """
-    version = cgroup_version()
-    if version is None:
-        return 0
-    bases = (
-        [CGROUP_ROOT / "tablanette"]
-        if version == 2
-        else [(CGROUP_ROOT / c).resolve() / "tablanette" for c in V1_CONTROLLERS]
-    )
-    removed = 0
-    now = time.time()
-    for base in dict.fromkeys(bases):
-        for group in base.glob("*"):
-            try:
-                if not group.is_dir() or now - group.stat().st_mtime <= min_age_s:
-                    continue
-                if _read(group / "cgroup.procs").strip() and not _owner_gone(group):
-                    continue
-                # an owner that is gone cannot stop what is left: it goes with its cgroup
-                if _empty_and_remove([group]):
-                    removed += 1
-            except OSError:  # gone meanwhile
-                continue
-    return removed
-
-
-def _empty_and_remove(groups: Iterable[Path]) -> bool:
-    """Kill every process left in ``groups`` and remove them, trying again (for about a second) while
-    the processes exit; False if some group is still there."""
-    ordered = sorted(set(groups), reverse=True)
-    for _ in range(50):
-        for pid in [p for group in ordered for p in _read(group / "cgroup.procs").split()]:
-            with contextlib.suppress(ProcessLookupError, ValueError):
-                os.kill(int(pid), signal.SIGKILL)
-        try:
-            for group in ordered:
-                if group.exists():
-                    group.rmdir()
-            return True
-        except OSError:  # still busy: its processes are exiting
-            time.sleep(0.02)
-    return False
-
-
-def _write(path: Path, value: str, optional: bool = False) -> None:
-    try:
-        path.write_text(value)
-    except OSError:
-        if not optional:
-            raise
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
-def _counter(path: Path, key: str) -> int:
-    """``key``'s value in a flat-keyed cgroup file (``key value`` lines)."""
-    for line in _read(path).splitlines():
-        name, _, value = line.partition(" ")
-        if name == key:
-            return int(value or 0)
-    return 0
 
 
 def _toolchain_etc() -> list[str]:

@@ -55,9 +55,10 @@ from pathlib import Path
 import redis
 
 from bots.base import Bot
+from bots.cgroups import sweep_stale
 from bots.child import Running
 from bots.registry import make_bot
-from bots.sandbox import Limits, Sandbox, SandboxError, sweep_stale
+from bots.sandbox import Limits, Sandbox, SandboxError
 from bots.sdk import BotClient, parse_addresses
 from store.leagues import LeagueError, LeagueStore
 from store.sessions import internal_secret_sync

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from arena_harness import ROOT, readable_folder
 
-from bots.sandbox import Limits, Sandbox, sweep_stale, unavailable
+from bots.cgroups import sweep_stale
+from bots.sandbox import Limits, Sandbox, unavailable
 from hosting import build as builds
 from hosting.manifest import Manifest
 from hosting.source import pack

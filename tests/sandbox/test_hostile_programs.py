@@ -21,8 +21,9 @@ from arena_harness import ROOT, Arena, readable_folder
 
 from bots.base import play_match
 from bots.bridge import BridgeError, ProgramBot
+from bots.cgroups import CGROUP_ROOT
 from bots.greedy import GreedyBot
-from bots.sandbox import CGROUP_ROOT, Limits, Sandbox, unavailable
+from bots.sandbox import Limits, Sandbox, unavailable
 from bots.sdk import Clock
 from cli.local import CLI
 from engine_service.rules import Match, Rules, match_record, verify_record
