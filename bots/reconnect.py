@@ -26,6 +26,19 @@ restarts (or who must move to another) is back before its games are forfeited.""
 JITTER = 0.2
 
 
+WELCOME_TIMEOUT = 3.0
+"""Seconds to wait for a replica's Welcome before trying the next address."""
+CHANNEL_OPTIONS = (
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.enable_retries", 0),
+)
+"""Every session's channel. gRPC's own retries are off: the client reconnects by itself (above),
+and with them on (grpcio 1.85) a stream that meets a replica's shutdown GOAWAY while it starts
+is parked for a transparent retry that never ends, and does not end when cancelled either:
+the bot hung there for good, never trying again (tests/service/test_shutdown_goaway.py)."""
+
+
 def parse_addresses(address: str | Sequence[str]) -> list[str]:
     """``host:port`` entries of a comma-separated list (or a sequence of them).
 

@@ -28,12 +28,10 @@ The bot contract for several games at once (``max_games``):
   logged and the client answers with the engine's own timeout play (the first
   legal play: the lowest card, trailed when the rules allow).
 
-``address`` may list several engine replicas (comma-separated): after a failed
-connection the next attempt goes to the next address, so a replica that is gone
-for good is skipped (as is one that sends no Welcome within 3 s). Reconnects
-wait 0.25 s, doubling to at most 2 s (with +-20% jitter), so a bot is back well
-within the arena's grace period (10 s by default) once any replica answers; a
-draining replica's bots move on at once.
+``address`` may list several engine replicas (comma-separated): a failed
+connection (or one with no Welcome within 3 s) is tried again at the next
+address, after 0.25 s doubling to 2 s, jittered (:mod:`bots.reconnect`), well
+within the arena's grace period; a draining replica's bots move on at once.
 
 A bad or revoked token or a name mismatch stops it with :class:`BotRejected`.
 Anything else it rides out: a bot has one session at a time, so while another
@@ -51,9 +49,10 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
@@ -64,7 +63,17 @@ from tablanette.v1 import arena_pb2_grpc
 from tablanette.v1 import game_pb2 as gpb
 
 from .base import Bot
-from .reconnect import BACKOFF_MAX, FATAL, WAIT_AT_LEAST, BotRejected, backoff_delays, jittered, retry_after
+from .reconnect import (
+    BACKOFF_MAX,
+    CHANNEL_OPTIONS,
+    FATAL,
+    WAIT_AT_LEAST,
+    WELCOME_TIMEOUT,
+    BotRejected,
+    backoff_delays,
+    jittered,
+    retry_after,
+)
 from .reconnect import BACKOFF_START as BACKOFF_START  # the reconnect policy (bots/reconnect.py), as the SDK's
 from .reconnect import parse_addresses as parse_addresses
 from .sdk_worlds import ask_worlds, sample_worlds, world_states  # noqa: F401  (possible worlds: bots/sdk_worlds.py)
@@ -73,17 +82,6 @@ from .turns import observation_of as observation_of
 from .turns import takes_clock, turn_clock
 
 log = logging.getLogger("tablanette.sdk")
-WELCOME_TIMEOUT = 3.0
-"""Seconds to wait for a replica's Welcome before trying the next address."""
-CHANNEL_OPTIONS = (
-    ("grpc.keepalive_time_ms", 20_000),
-    ("grpc.keepalive_timeout_ms", 10_000),
-    ("grpc.enable_retries", 0),
-)
-"""Every session's channel. gRPC's own retries are off: the client reconnects by itself (above),
-and with them on (grpcio 1.85) a stream that meets a replica's shutdown GOAWAY while it starts
-is parked for a transparent retry that never ends, and does not end when cancelled either:
-the bot hung there for good, never trying again (tests/service/test_shutdown_goaway.py)."""
 FEATURES = ("packed",)
 """Asked for in the Hello: turns as card numbers and masks, which this SDK reads without naming
 a card (docs/protocol.md#the-packed-form). A server that does not grant it sends named turns,
@@ -290,45 +288,26 @@ class BotClient:
                     with contextlib.suppress(asyncio.InvalidStateError):  # the stream has ended: the read says how
                         await call.write(msg)
 
-            async def beat(every_ms: int) -> None:
-                with contextlib.suppress(grpc.RpcError):  # the stream broke: the read says how
-                    while True:
-                        await asyncio.sleep(max(every_ms, 1000) / 2000)
-                        await send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000))))
-
             tasks: list[asyncio.Task[None]] = []
             answers: list[apb.BotMessage] = []
 
             def on_turn(turn: apb.Turn, received: float) -> None:
                 answers.append(self._answer_logged(turn, self._game_for(turn), received))
 
+            messages = call.__aiter__()
+
             def on_end(info: GameInfo, result: gpb.MatchResult) -> None:
                 _end_match(self.name, info, result)
 
-            messages = call.__aiter__()
-
             async def handle(msg: apb.ServerMessage) -> None:
                 self._dispatch(
-                    msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(beat(ms))), answers.append
+                    msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(_beat(send, ms))), answers.append
                 )
                 while answers:
                     await send(answers.pop(0))
 
-            async def greeted() -> apb.ServerMessage | None:
-                await send(self._hello())
-                return await anext(messages, None)
-
             try:
-                # A replica that never answers (a host cut off drops packets silently) must not hold the
-                # bot: no Welcome in time, and the next attempt goes to the next address.
-                try:
-                    first = await asyncio.wait_for(greeted(), WELCOME_TIMEOUT)
-                except TimeoutError:
-                    call.cancel()
-                    empty = grpc.aio.Metadata()
-                    raise grpc.aio.AioRpcError(
-                        grpc.StatusCode.DEADLINE_EXCEEDED, empty, empty, f"no Welcome within {WELCOME_TIMEOUT:g} s"
-                    ) from None
+                first = await self._greeted(call, send, messages)
                 if first is None:
                     return
                 await handle(first)
@@ -339,13 +318,32 @@ class BotClient:
                     raise
             except asyncio.CancelledError:  # what grpc.aio raises for a call cancelled on this side (stop())
                 if not self._stop.is_set():  # anything else cancelling it is a lost connection, as in threads mode
-                    empty = grpc.aio.Metadata()
-                    raise grpc.aio.AioRpcError(
-                        grpc.StatusCode.CANCELLED, empty, empty, "the call was cancelled"
-                    ) from None
+                    raise _aio_error(grpc.StatusCode.CANCELLED, "the call was cancelled") from None
             finally:
                 for task in tasks:
                     task.cancel()
+
+    async def _greeted(
+        self,
+        call: Any,
+        send: Callable[[apb.BotMessage], Awaitable[None]],
+        messages: AsyncIterator[apb.ServerMessage],
+    ) -> apb.ServerMessage | None:
+        """An inline session's Hello sent, and the server's first message (None: the stream ended first).
+
+        A replica that never answers (a host cut off drops packets silently) must not hold the bot: no
+        Welcome in time, and the call is cancelled (the next attempt goes to the next address)."""
+
+        async def greeted() -> apb.ServerMessage | None:
+            await send(self._hello())
+            return await anext(messages, None)
+
+        try:
+            return await asyncio.wait_for(greeted(), WELCOME_TIMEOUT)
+        except TimeoutError:
+            call.cancel()
+            late = f"no Welcome within {WELCOME_TIMEOUT:g} s"
+            raise _aio_error(grpc.StatusCode.DEADLINE_EXCEEDED, late) from None
 
     def _dispatch(
         self,
@@ -474,6 +472,20 @@ class BotClient:
         thread = threading.Thread(target=beat, daemon=True, name=f"{self.name}-keepalive")
         thread.start()
         return thread
+
+
+async def _beat(send: Callable[[apb.BotMessage], Awaitable[None]], every_ms: int) -> None:
+    """An inline session's keepalives, every half of ``every_ms`` (at least every half second)."""
+    with contextlib.suppress(grpc.RpcError):  # the stream broke: the read says how
+        while True:
+            await asyncio.sleep(max(every_ms, 1000) / 2000)
+            await send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000))))
+
+
+def _aio_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    """An error of an inline session's call, as grpc.aio raises one (the session ends as a threads one would)."""
+    empty = grpc.aio.Metadata()
+    return grpc.aio.AioRpcError(code, empty, empty, details)
 
 
 def _end_match(name: str, info: GameInfo, result: gpb.MatchResult) -> None:
