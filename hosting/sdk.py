@@ -1,7 +1,9 @@
 """What the arena lends a hosted bot's sandbox: its SDKs and protocol files, read-only.
 
 A submitted folder need not carry the arena's SDK: the Python SDK (``bots``
-with what it imports: ``engine_service.rules``, the generated ``tablanette.v1``
+with what it imports: the pure rules engine ``engine_service.rules`` and the
+wire conversion ``engine_service.convert`` (:data:`ENGINE_PARTS`; never the engine
+service itself: its gateway, server or admission), the generated ``tablanette.v1``
 code, ``grpc`` and ``protobuf``) is seen at ``/sdk/python`` (on
 ``PYTHONPATH``), the Node.js gRPC packages at ``/sdk/node/node_modules`` (on
 ``NODE_PATH``), and the ``.proto`` files at ``/sdk/proto``
@@ -33,6 +35,10 @@ ENV = {
 }
 
 
+ENGINE_PARTS = ("__init__.py", "py.typed", "convert.py", "rules")
+"""What of ``engine_service`` the Python SDK imports (tests/hosting/test_sdk_stage.py checks it is enough)."""
+
+
 def _folder(module: ModuleType) -> Path:
     assert module.__file__ is not None
     return Path(module.__file__).resolve().parent
@@ -42,7 +48,6 @@ def sources() -> dict[str, Path]:
     """Where each part lives on this machine, by its place under ``/sdk`` (for what this machine has)."""
     found = {
         "python/bots": _folder(bots),
-        "python/engine_service": _folder(engine_service),
         "python/tablanette": _folder(tablanette),
         "python/grpc": _folder(grpc),
         "python/google": _folder(google.protobuf).parent,
@@ -76,6 +81,14 @@ def stage(into: str | Path) -> Path:
     for inside, folder in sources().items():
         keep_all = inside == "node/node_modules"
         shutil.copytree(folder, target / inside, ignore=None if keep_all else skip, symlinks=True)
+    engine = _folder(engine_service)
+    for part in ENGINE_PARTS:
+        source, copy = engine / part, target / "python/engine_service" / part
+        if source.is_dir():
+            shutil.copytree(source, copy, ignore=skip)
+        else:
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, copy)
     for dirpath, _dirs, filenames in os.walk(target):
         os.chmod(dirpath, 0o755)
         for name in filenames:
