@@ -16,31 +16,10 @@ from engine_service.local_match import play_match
 from engine_service.time_control import TimeControl
 from tablanette.v1 import dispatch_pb2, dispatch_pb2_grpc
 
-if TYPE_CHECKING:  # match runners import INTERNAL_METADATA without the gateway
+if TYPE_CHECKING:
     from engine_service.gateway import Gateway
 
-INTERNAL_METADATA = "x-tablanette-internal"
-KEEPALIVE_MS = 5_000
-CHANNEL_OPTIONS = (
-    ("grpc.initial_reconnect_backoff_ms", 250),
-    ("grpc.max_reconnect_backoff_ms", 2000),
-    ("grpc.enable_retries", 0),
-    # A replica whose host is cut off sends no reset: without pings, a call to it (a match played
-    # there) waited for the kernel to give the connection up, 7 minutes in tests/multihost. Pinged
-    # every 5 s and given 5 s to answer, a dead replica fails its calls within about 10 s (UNAVAILABLE:
-    # an arena fault), and the runner goes on through the replica its bots moved to. Only while a call
-    # is open: an idle channel has nothing to lose. The replicas take pings this often, data or not
-    # (engine_service.server.server_options).
-    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
-    ("grpc.keepalive_timeout_ms", KEEPALIVE_MS),
-    ("grpc.keepalive_permit_without_calls", 0),
-)
-"""Every arena channel to a replica's Dispatch service (match runners, other replicas, the hosting
-meter). A restarted replica is reached again within about 2 s (gRPC's own default backs off to
-2 minutes). gRPC's retries are off: every caller has its own, and with them on (grpcio 1.85) a
-bot's stream that met a replica's shutdown GOAWAY as it started was parked for good, past its
-deadline and past a cancel. Dispatch calls send their request at once and were not caught so in
-tests/service/test_shutdown_goaway.py, but gRPC's retries would add nothing here but that risk."""
+from config.internal_calls import INTERNAL_METADATA
 
 
 class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):

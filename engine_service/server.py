@@ -19,9 +19,10 @@ from grpc_reflection.v1alpha import reflection
 
 import telemetry
 from config import ArenaSettings
+from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA, KEEPALIVE_MS
 from engine_service import metrics
 from engine_service.admission import Admission
-from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA, KEEPALIVE_MS, DispatchServicer
+from engine_service.dispatch import DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
 from store import printable

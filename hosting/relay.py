@@ -39,7 +39,7 @@ from pathlib import Path
 
 import grpc
 
-from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
+from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
 

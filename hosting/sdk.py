@@ -24,7 +24,7 @@ import grpc
 import typing_extensions
 
 import bots
-import engine_service
+import engine_service.rules
 import tablanette
 
 ENV = {
@@ -36,7 +36,7 @@ ENV = {
 
 
 ENGINE_PARTS = ("__init__.py", "py.typed", "convert.py", "rules")
-"""What of ``engine_service`` the Python SDK imports (tests/hosting/test_sdk_stage.py checks it is enough)."""
+"""What of ``engine_service`` the Python SDK imports (tests/architecture/test_layers.py checks it is enough)."""
 
 
 def _folder(module: ModuleType) -> Path:
@@ -81,7 +81,7 @@ def stage(into: str | Path) -> Path:
     for inside, folder in sources().items():
         keep_all = inside == "node/node_modules"
         shutil.copytree(folder, target / inside, ignore=None if keep_all else skip, symlinks=True)
-    engine = _folder(engine_service)
+    engine = _folder(engine_service.rules).parent  # the package's folder, without importing the service
     for part in ENGINE_PARTS:
         source, copy = engine / part, target / "python/engine_service" / part
         if source.is_dir():

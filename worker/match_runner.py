@@ -30,8 +30,8 @@ from typing import Any
 import grpc
 from redis.asyncio import Redis
 
+from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service import convert
-from engine_service.dispatch import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service.driver import Answered, MatchDriver, Outcome, SeatConduct
 from engine_service.grace import GracePeriod
 from engine_service.rules import GameRecord, Match, RecordError, Rules

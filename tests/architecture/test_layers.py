@@ -149,3 +149,40 @@ def test_the_graph_sees_the_known_imports() -> None:
     assert room_of("engine_service.rules.match") == "engine_service.rules" and room_of("engine_service.gateway") == (
         "engine_service"
     )
+
+
+def reached(entry_points: tuple[str, ...]) -> set[str]:
+    """Every project module importing ``entry_points`` runs (packages' ``__init__`` included)."""
+    todo, seen = list(entry_points), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += [r for t in GRAPH.get(name, ()) if (r := resolve(t))]
+        todo += [name.rsplit(".", i)[0] for i in range(1, name.count(".") + 1)]
+    return seen
+
+
+def test_hosting_imports_nothing_of_the_engine_service_but_the_rules() -> None:
+    engine = {
+        f"{name} -> {r}"
+        for name, targets in GRAPH.items()
+        if room_of(name) == "hosting"
+        for t in targets
+        if (r := resolve(t)) and room_of(r) == "engine_service"
+    }
+    assert not engine, f"hosting reaches into the engine service: {sorted(engine)}"
+
+
+def test_a_hosted_bots_sdk_imports_of_the_engine_service_only_what_its_sandbox_is_lent() -> None:
+    """What a hosted Python bot runs (its own code on ``bots`` and ``bots.sdk``, or ``python -m bots``) imports
+    of ``engine_service`` only :data:`hosting.sdk.ENGINE_PARTS`, all its sandbox is given."""
+    from hosting.sdk import ENGINE_PARTS
+
+    lent = {Path(part).stem for part in ENGINE_PARTS}
+    engine = {m for m in reached(("bots", "bots.sdk", "bots.__main__")) if m.split(".")[0] == "engine_service"}
+    assert {"engine_service.rules", "engine_service.convert"} <= engine  # the walk sees the SDK's imports
+    assert "engine_service.driver" in reached(("bots.transport",))  # and one that no hosted bot makes
+    outside = sorted(m for m in engine if m.count(".") and m.split(".")[1] not in lent)
+    assert not outside, f"the SDK imports parts of engine_service a sandbox is not lent (hosting.sdk): {outside}"

@@ -29,7 +29,7 @@ from arena_harness import Arena, arena_fixture, readable_folder
 from service_kit import RawBot, wait_until
 
 from bots.sandbox import Limits, unavailable
-from engine_service.dispatch import INTERNAL_METADATA
+from config.internal_calls import INTERNAL_METADATA
 from hosting import sdk
 from hosting.relay import MAX_CONNECTIONS, Relay
 from hosting.runners import ServiceRunner

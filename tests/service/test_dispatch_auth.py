@@ -10,7 +10,7 @@ import pytest
 from arena_harness import Arena
 from service_kit import Engine
 
-from engine_service.dispatch import INTERNAL_METADATA
+from config.internal_calls import INTERNAL_METADATA
 from store.keys import Keys
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
