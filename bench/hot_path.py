@@ -4,7 +4,7 @@ bench/gateway.py times a move through real processes; on a 2-core machine that
 mixes the engine's work with scheduling, and its ratios move by 20% from run to
 run. This isolates the part the engine's code decides. One process plays whole
 matches (preset ``tablic``, to 101 points) the way a replica plays a match whose
-bots it holds (:func:`engine_service.local_match.play_match` and the real
+bots it holds (:func:`engine_service.local_match.play_streamed` and the real
 :class:`~engine_service.gateway.Gateway`), but each bot's stream is replaced by
 a task that takes the turn off the stream's outbox and answers it at once with a
 random legal index through the gateway's own ``_on_play``, as the stream reader
@@ -89,7 +89,7 @@ async def play(matches: int, seed: int) -> tuple[float, int]:
     for i in range(matches):
         game = game_started(RULES, list(BOTS), f"bench/{seed}/{i}")
         req = dpb.PlayMatchRequest(game=game, seed=f"{seed}/{i}", bots=list(BOTS))
-        async for batch in local_match.play_match(gateway, req):
+        async for batch in local_match.play_streamed(gateway, req):
             moves += sum(1 for event in batch.events if event.HasField("response"))
     elapsed = time.process_time() - start
     for task in answering:

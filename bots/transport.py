@@ -36,15 +36,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from engine_service.driver import Answer, Outcome
+from engine_service.driver import Answer
 from engine_service.rules import Observation, Play, Rules
 from tablanette.v1 import arena_pb2 as apb
+from tablanette.v1 import dispatch_pb2 as dpb
 
 from .base import Bot
 from .bridge import BridgeError
 from .turns import Clock, observation_of, takes_clock, turn_clock
 
-PLAYED, TIMEOUT = Outcome.PLAYED, Outcome.TIMEOUT
+PLAYED, TIMEOUT = dpb.PlayResponse.PLAYED, dpb.PlayResponse.TIMEOUT
 
 
 @dataclass

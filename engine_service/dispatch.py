@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import grpc
 
-from engine_service.local_match import play_match
+from engine_service.local_match import play_streamed
 from engine_service.time_control import TimeControl
 from tablanette.v1 import dispatch_pb2, dispatch_pb2_grpc
 
@@ -82,7 +82,7 @@ class DispatchServicer(dispatch_pb2_grpc.DispatchServicer):
     ) -> AsyncIterator[dispatch_pb2.MatchEvents]:
         await self._check(context)
         try:
-            async for batch in play_match(self.gateway, request):
+            async for batch in play_streamed(self.gateway, request):
                 yield batch
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))

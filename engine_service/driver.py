@@ -31,8 +31,6 @@ from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
-Outcome = dpb.PlayResponse
-
 
 @dataclass(slots=True)
 class Answer:
@@ -97,7 +95,7 @@ def apply_answer(
     conduct.illegal += resp.rejected
     if clock is not None:
         clock.charge(seat, resp)
-    if resp.outcome == Outcome.PLAYED:
+    if resp.outcome == dpb.PlayResponse.PLAYED:
         try:
             play = resp.play if isinstance(resp, Answer) else convert.play_from_pb(resp.play)
             if play is None:
@@ -107,7 +105,7 @@ def apply_answer(
             return
         except (IllegalPlayError, ValueError):
             conduct.illegal += 1
-    if resp.outcome == Outcome.DISCONNECTED:
+    if resp.outcome == dpb.PlayResponse.DISCONNECTED:
         conduct.forfeit = True
         match.forfeit(seat)
         return

@@ -31,7 +31,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from engine_service import convert
-from engine_service.driver import Handoff, MatchDriver, Outcome
+from engine_service.driver import Handoff, MatchDriver
 from engine_service.rules import Match
 from engine_service.time_control import TimeControl
 from tablanette.v1 import arena_pb2 as apb
@@ -46,7 +46,7 @@ BATCH_WINDOW_S = 0.02
 """How long the turns after a first event may join its batch: the runner learns of them about this much later."""
 
 
-async def play_match(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvents]:
+async def play_streamed(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvents]:
     """The events of ``req``'s match, in batches, played here until it is over or a turn is handed back.
 
     The match is played by a task of its own, so batching never holds up a
@@ -90,7 +90,7 @@ class LocalTransport:
         resp = await self.gateway.ask(bot, self.games[seat], turn, HANDOFF_GRACE_MS, self.control)
         if resp.arena_fault:
             raise Handoff("could not reach its store")
-        if resp.outcome == Outcome.DISCONNECTED:
+        if resp.outcome == dpb.PlayResponse.DISCONNECTED:
             raise Handoff(f"bot {bot!r} disconnected")
         return resp
 

@@ -32,7 +32,7 @@ from redis.asyncio import Redis
 
 from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service import convert
-from engine_service.driver import Answered, MatchDriver, Outcome, SeatConduct
+from engine_service.driver import Answered, MatchDriver, SeatConduct
 from engine_service.grace import GracePeriod
 from engine_service.rules import GameRecord, Match, RecordError, Rules
 from engine_service.time_control import TimeControl
@@ -279,17 +279,17 @@ class MatchRunner:
                     if exc.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
                         raise
                     grace.excuse(f"replica {replica} holding bot {bot!r}: {exc.code().name}: {exc.details()}")
-                    resp = dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
+                    resp = dpb.PlayResponse(outcome=dpb.PlayResponse.DISCONNECTED)
                 if resp.arena_fault:
                     grace.excuse(f"replica {replica} could not reach its store while waiting for bot {bot!r}")
-                if resp.outcome != Outcome.DISCONNECTED:
+                if resp.outcome != dpb.PlayResponse.DISCONNECTED:
                     self._replicas[bot] = replica
                     return resp
             self._replicas.pop(bot, None)  # the bot moved or left: look it up afresh
             if grace.remaining() <= 0:
                 if grace.fault is not None:
                     raise ReplicaUnreachable(grace.fault)
-                return dpb.PlayResponse(outcome=Outcome.DISCONNECTED)
+                return dpb.PlayResponse(outcome=dpb.PlayResponse.DISCONNECTED)
             await asyncio.sleep(0.1)
 
     async def _announce_end(self, match: Match, bots: Sequence[str], game_id: str) -> None:

@@ -15,7 +15,7 @@ RETRY_BACKOFF_MAX = 60
 
 
 @app.task(bind=True, name="tablanette.play_match", max_retries=None)
-def play_match(self: Task, league_id: str, match_id: str) -> str:
+def run_league_match(self: Task, league_id: str, match_id: str) -> str:
     """Play one league match (idempotent: safe to deliver twice)."""
     try:
         outcome = play_league_match(settings, league_id, match_id, worker_id=self.request.hostname or "worker")
