@@ -60,7 +60,9 @@ class FromScratch:
     def __init__(self, match: Match, game_id: str) -> None:
         self.match, self.game_id = match, game_id
 
-    def turn(self, turn_id: int) -> apb.Turn:
+    def turn(self, turn_id: int, wire: bool = True) -> apb.Turn:
+        """Every turn on the wire (a replica's transport asks for them so): ``wire`` is always true here."""
+        assert wire, "the bench's transport is the gateway's: its turns go on the wire"
         return turn_message(self.match, self.game_id, turn_id)
 
 
