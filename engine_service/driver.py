@@ -10,7 +10,11 @@ time. It knows nothing of gRPC, Celery or Redis; its transports do:
 - a replica playing a match whose bots are all connected to it
   (:mod:`engine_service.local_match`) asks its own gateway;
 - the match runner (:mod:`worker.match_runner`) asks whichever replica holds
-  the bot (``Dispatch.RequestPlay``).
+  the bot (``Dispatch.RequestPlay``);
+- ``tablanette match`` asks bots in its own process
+  (:class:`bots.transport.InProcessTransport`, answering with an :class:`Answer`)
+  and, for gRPC programs, its local engine's gateway
+  (:class:`scheduler.local_games.Table`).
 
 A match is played by one driver at a time. A transport that cannot settle a turn
 raises :class:`Handoff`: the driver stops before that turn, and a new driver
@@ -60,8 +64,8 @@ class Handoff(Exception):
 class Transport(Protocol[R_co]):
     """How a driver reaches the bot at a seat.
 
-    A transport to bots in this process may say it needs no wire form (a class attribute
-    ``wire = False``): its turns then carry only their id and time, and it reads the seat's
+    A transport to bots in this process may say it needs no wire form (an attribute
+    ``wire`` that is false): its turns then carry only their id and time, and it reads the seat's
     view from :attr:`MatchDriver.observation` (building and reading back the wire form would
     cost more than the move).
     """

@@ -75,7 +75,6 @@ class Gateway:
         self.settings = settings
         self.registry = registry
         self.admission = admission
-        self.token_exists = token_exists
         self.messages = RateLimit(settings.message_rate, settings.message_burst)
         self.per_address: dict[str, int] = {}
         """Live bot streams per peer address (or relayed bot)."""
@@ -451,8 +450,11 @@ class Gateway:
         Gives up early when the registry shows the bot connected to another
         replica (the runner then asks that one), or when this replica is
         draining (so a shutdown need not wait out the grace period). Time a
-        registry lookup spends waiting for Redis is not the bot's: it is added
-        to the grace period, and the turn is marked as the arena's fault.
+        registry lookup spends waiting for Redis is not the bot's
+        (:class:`engine_service.grace.GracePeriod`: a whole grace period from
+        then, at most three in all; a longer outage is handed back to the
+        runner, which excuses it in turn), and the turn is marked as the
+        arena's fault.
         """
         wait = GracePeriod(grace, since=self.disconnected_at.get(bot))
         while True:

@@ -90,7 +90,7 @@ class LocalEngine:
             raise OSError("the local engine cannot listen on a loopback port")
         self.address = f"127.0.0.1:{port}"
         self.settings = self.settings.model_copy(update={"port": port, "advertise": self.address})
-        self.gateway.settings = self.gateway.admission.settings = self.settings
+        self.gateway.settings = self.gateway.admission.settings = self.gateway.upkeep.settings = self.settings
         await self.server.start()
         self._upkeep = asyncio.create_task(self.gateway.upkeep.run())  # keepalives, stalled streams
         return self.address

@@ -174,7 +174,7 @@ class EngineServer:
             self.settings = self.settings.model_copy(
                 update={"port": self.port, "advertise": f"{self.settings.host}:{self.port}"}
             )
-            self.gateway.settings = self.gateway.admission.settings = self.settings
+            self.gateway.settings = self.gateway.admission.settings = self.gateway.upkeep.settings = self.settings
         await self.server.start()
         for name in ("", *SERVICES):
             await _set_health(self.health, name, health_pb2.HealthCheckResponse.SERVING)

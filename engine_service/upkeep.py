@@ -6,7 +6,7 @@ stream whose bot stopped reading it, refreshes this replica's entries in the
 session registry (closing a session another replica took over, claiming again
 one that expired in a store outage) and closes sessions whose token is gone.
 :meth:`Upkeep.follow` acts on the arena's revocation notices as they arrive.
-It shares the gateway's table of live connections and nothing else.
+It shares the gateway's table of live connections, its settings and its session registry.
 """
 
 from __future__ import annotations

@@ -45,7 +45,8 @@ def _folder(module: ModuleType) -> Path:
 
 
 def sources() -> dict[str, Path]:
-    """Where each part lives on this machine, by its place under ``/sdk`` (for what this machine has)."""
+    """Where each part lives on this machine, by its place under ``/sdk`` (for what this machine has); of
+    ``engine_service`` only :data:`ENGINE_PARTS` are staged, by :func:`stage`."""
     found = {
         "python/bots": _folder(bots),
         "python/tablanette": _folder(tablanette),

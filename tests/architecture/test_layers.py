@@ -164,7 +164,8 @@ def reached(entry_points: tuple[str, ...]) -> set[str]:
     return seen
 
 
-def test_hosting_imports_nothing_of_the_engine_service_but_the_rules() -> None:
+def test_hosting_imports_directly_nothing_of_the_engine_service_but_the_rules() -> None:
+    """Its own imports (through the scheduler and the worker it still reaches the match runner and driver)."""
     engine = {
         f"{name} -> {r}"
         for name, targets in GRAPH.items()

@@ -1,8 +1,9 @@
 """The benchmarks still run: each quick one, as a reader of the README would run it, prints its figures.
 
 A benchmark is the evidence behind a claim in the docs and the issues; one that a refactor broke (a stand-in
-class whose method lost a parameter, say) would say nothing, silently. These need no service and take seconds;
-the ones that start an arena are run by hand (README, "Benchmarks").
+class whose method lost a parameter, say) would say nothing, silently. These take seconds;
+``worlds`` needs Redis (it starts its own engine replica on a key prefix of its own); the benchmarks that start
+a whole arena or take minutes are run by hand (README, "Benchmarks").
 """
 
 from __future__ import annotations

@@ -144,10 +144,11 @@ def test_an_in_process_answer_applies_as_its_wire_twin() -> None:
     assert match_record(matches[0], ["a", "b"], "g") == match_record(matches[1], ["a", "b"], "g")
     assert conducts[0] == conducts[1]
     assert conducts[0][0].timeouts and conducts[0][0].illegal and conducts[0][0].auto
-    empty = Match(rules, "twin")
-    first, conduct = empty.turn, SeatConduct()
-    apply_answer(empty, first, Answer(Outcome.PLAYED), conduct, None)  # PLAYED with no play: a timeout
-    assert empty.turn != first and empty.deal.plays[0].auto and (conduct.illegal, conduct.timeouts) == (1, 1)
+    for empty_answer in (Answer(Outcome.PLAYED), Outcome(outcome=Outcome.PLAYED)):  # PLAYED with no play
+        empty = Match(rules, "twin")
+        first, conduct = empty.turn, SeatConduct()
+        apply_answer(empty, first, empty_answer, conduct, None)  # played as a timeout, counted illegal
+        assert empty.turn != first and empty.deal.plays[0].auto and (conduct.illegal, conduct.timeouts) == (1, 1)
 
 
 # ---------------------------------------------------------------- what the SDK tells the bot
