@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import time
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
@@ -15,15 +17,9 @@ from scheduler.league import Feeder
 from store import printable
 from store.audit import AuditLog
 from store.client import connect
+from store.league_settings import options
 from store.league_status import LeagueStatus
-from store.leagues import (
-    FORMATS,
-    MAX_LATENCY_CREDIT_MS,
-    MAX_TIME_BANK_MS,
-    League,
-    LeagueError,
-    LeagueStore,
-)
+from store.leagues import League, LeagueError, LeagueStore
 from store.results import LeagueResults
 from store.tokens import BotTokens
 from store.versions import VersionError, Versions, split_version
@@ -44,23 +40,68 @@ def results() -> LeagueResults:
     return LeagueResults(client, settings.prefix)
 
 
-@app.command()
+CREATE_HELP = """Create a league (add bots next, then start it).
+
+Formats: round-robin (every pairing plays --games games) and
+double-round-robin (two such cycles, seats swapped: 2 x --games games a
+pairing, the second cycle on new deals), gauntlet (--champion against every other bot), adaptive (a mirrored
+pair per pairing, then games between the neighbours the ladder is least sure
+of, until they are settled or --budget is spent), a placement (--format
+gauntlet --reference A,B,C: every bot added is placed on that ladder of
+reference bots with a 95% interval, playing the reference nearest its rating
+until the interval is within 75 Elo or the budget of 400 games is spent) and sprt (a challenger
+against --champion in mirrored pairs until an SPRT of --elo0 against --elo1
+decides).
+
+A bot whose conduct crosses a --quarantine-* limit is taken out of
+scheduling: its matches wait (never charged to its opponents) until
+`tablanette league lift` lets it play again.
+
+--clock cpu charges a hosted bot the CPU time its sandbox uses on a turn
+(the move time of it, within --wall-cap-ms of wall-clock time), so load
+from its neighbours costs it nothing; a remote bot stays on the wall clock.
+
+--latency-credit-ms: on the wall clock, a bot's answer may arrive later
+than its time by its round trip as the arena measures it (keepalive
+echoes), at most this much: a bot far from the arena gets the same time to
+think as one beside it. A bot can only make its round trip look longer, so
+the cap is the most it can gain.
+
+--time-bank-ms: each bot may go over the move time on any turn, out of a
+reserve of this much for the match; a missed deadline empties it.
+
+--fit skill orders the ladder by skill: each bot's point margins with the
+luck of the cards taken out, in points a match (the win/loss ratings are
+shown beside it; an adaptive league then pairs the neighbours least sure
+on skill).
+"""
+
+
+def league_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give ``command`` one option per league setting (:func:`store.league_settings.options`), with the
+    setting's default and help; their values reach it in ``**settings``."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    made = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=default,
+            annotation=Annotated[kind, typer.Option(help=s.describe())],
+        )
+        for name, kind, default, s in options()
+    ]
+    command.__signature__ = signature.replace(parameters=[*own, *made])  # type: ignore[attr-defined]
+    return command
+
+
+@app.command(help=CREATE_HELP)
+@league_options
 def create(
     name: str,
     preset: PresetOpt = "tablic",
     players: PlayersOpt = 2,
     rule: RuleOpt = None,
-    format: Annotated[str, typer.Option(help=f"One of: {', '.join(FORMATS)}.")] = "round-robin",
-    games: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            help="Games per pairing in one cycle, seats alternating (mirrored: each two share a deal); "
-            "a double round-robin plays two cycles, so twice this, each cycle on deals of its own.",
-        ),
-    ] = 2,
-    mirrored: Annotated[bool, typer.Option(help="Games of a pairing share deals with seats swapped.")] = True,
-    champion: Annotated[str | None, typer.Option(help="The bot that runs the gauntlet.")] = None,
     reference: Annotated[
         str,
         typer.Option(
@@ -68,119 +109,22 @@ def create(
             "random,greedy,strong), in as few games as the intervals allow; no --champion then."
         ),
     ] = "",
-    k: Annotated[float, typer.Option(help="Elo K factor.")] = 24.0,
-    initial: Annotated[float, typer.Option(help="Initial Elo rating.")] = 1500.0,
-    seed: Annotated[str, typer.Option(help="Seed of every deal (default: the league name).")] = "",
-    absent_timeout: Annotated[
-        float, typer.Option(min=0, help="Seconds a bot may stay disconnected before --absent-action applies.")
-    ] = 600.0,
-    absent_action: Annotated[
-        str, typer.Option(help="For a bot away past --absent-timeout: pause (wait for it) or forfeit (its matches).")
-    ] = "pause",
-    confidence: Annotated[
-        float, typer.Option(min=0.5, max=0.9999, help="LOS at which ladder neighbours count as settled.")
-    ] = 0.975,
-    budget: Annotated[
-        int, typer.Option(min=0, help="adaptive/sprt: most games to play (0: a double round-robin's; sprt 4000).")
-    ] = 0,
-    fit: Annotated[
-        str, typer.Option(help="What orders the ladder: win-loss, or skill (point margins minus the cards' luck).")
-    ] = "win-loss",
     elo0: Annotated[float, typer.Option(help="sprt: H0, the challenger is this much stronger (Elo).")] = 0.0,
     elo1: Annotated[float, typer.Option(help="sprt: H1, the challenger is this much stronger (Elo).")] = 50.0,
     alpha: Annotated[float, typer.Option(help="sprt: chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option(help="sprt: chance of accepting H0 when H1 holds.")] = 0.05,
-    quarantine_illegal: Annotated[
-        int, typer.Option(min=0, help="Illegal answers in one match that put a bot in quarantine (0: never).")
-    ] = 20,
-    quarantine_timeouts: Annotated[
-        int, typer.Option(min=0, help="Timeouts in one match that put a bot in quarantine (0: never).")
-    ] = 10,
-    quarantine_forfeits: Annotated[
-        int, typer.Option(min=0, help="Forfeits in the league that put a bot in quarantine (0: never).")
-    ] = 3,
-    clock: Annotated[
-        str, typer.Option(help="wall, or cpu: hosted bots are charged the CPU time their sandbox uses.")
-    ] = "wall",
-    wall_cap_ms: Annotated[
-        int, typer.Option(min=0, help="--clock cpu: the most wall-clock time a turn may take (0: 3x the move time).")
-    ] = 0,
-    latency_credit_ms: Annotated[
-        int,
-        typer.Option(
-            min=0, max=MAX_LATENCY_CREDIT_MS, help="Credit each bot its measured round trip, up to this (0: none)."
-        ),
-    ] = 0,
-    time_bank_ms: Annotated[
-        int, typer.Option(min=0, max=MAX_TIME_BANK_MS, help="Each bot's reserve for a match beyond the move time.")
-    ] = 0,
+    **settings: Any,
 ) -> None:
-    """Create a league (add bots next, then start it).
-
-    Formats: round-robin (every pairing plays --games games) and
-    double-round-robin (two such cycles, seats swapped: 2 x --games games a
-    pairing, the second cycle on new deals), gauntlet (--champion against every other bot), adaptive (a mirrored
-    pair per pairing, then games between the neighbours the ladder is least sure
-    of, until they are settled or --budget is spent), a placement (--format
-    gauntlet --reference A,B,C: every bot added is placed on that ladder of
-    reference bots with a 95% interval, playing the reference nearest its rating
-    until the interval is within 75 Elo or the budget of 400 games is spent) and sprt (a challenger
-    against --champion in mirrored pairs until an SPRT of --elo0 against --elo1
-    decides).
-
-    A bot whose conduct crosses a --quarantine-* limit is taken out of
-    scheduling: its matches wait (never charged to its opponents) until
-    `tablanette league lift` lets it play again.
-
-    --clock cpu charges a hosted bot the CPU time its sandbox uses on a turn
-    (the move time of it, within --wall-cap-ms of wall-clock time), so load
-    from its neighbours costs it nothing; a remote bot stays on the wall clock.
-
-    --latency-credit-ms: on the wall clock, a bot's answer may arrive later
-    than its time by its round trip as the arena measures it (keepalive
-    echoes), at most this much: a bot far from the arena gets the same time to
-    think as one beside it. A bot can only make its round trip look longer, so
-    the cap is the most it can gain.
-
-    --time-bank-ms: each bot may go over the move time on any turn, out of a
-    reserve of this much for the match; a missed deadline empties it.
-
-    --fit skill orders the ladder by skill: each bot's point margins with the
-    luck of the cards taken out, in points a match (the win/loss ratings are
-    shown beside it; an adaptive league then pairs the neighbours least sure
-    on skill).
-    """
+    """Create a league: the options above, and one option per league setting (:func:`league_options`)."""
     rules = build_rules(preset, players, rule)
-    league = League(
-        name,
-        rules,
-        format=format,
-        games=games,
-        mirrored=mirrored,
-        champion=champion,
-        k=k,
-        initial=initial,
-        seed=seed,
-        absent_timeout=absent_timeout,
-        absent_action=absent_action,
-        confidence=confidence,
-        fit=fit,
-        budget=budget,
-        quarantine_illegal=quarantine_illegal,
-        quarantine_timeouts=quarantine_timeouts,
-        quarantine_forfeits=quarantine_forfeits,
-        clock=clock,
-        wall_cap_ms=wall_cap_ms,
-        latency_credit_ms=latency_credit_ms,
-        time_bank_ms=time_bank_ms,
-    )  # store().create checks them all
+    league = League(name, rules, **settings)  # store().create checks them all
     if reference:
         league.reference = [b.strip() for b in reference.split(",") if b.strip()]
         if len(league.reference) < 2 or len(set(league.reference)) != len(league.reference):
             fail(f"--reference names two bots or more, each once: {reference!r}")
         league.bots = _participants(store(), league.reference)
         league.reference = league.bots
-    if format == "sprt":
+    if league.format == "sprt":
         from scheduler.sprt import SPRT
 
         try:
@@ -192,7 +136,7 @@ def create(
         store().create(league)
     except LeagueError as exc:
         fail(str(exc))
-    console.print(f"league [bold]{name}[/] created ({rules.preset_name}, {players} players, {format})")
+    console.print(f"league [bold]{name}[/] created ({rules.preset_name}, {players} players, {league.format})")
 
 
 @app.command("add-bot")

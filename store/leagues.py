@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Protocol
 
 import redis
@@ -22,13 +21,39 @@ from engine_service.rules import Rules, TablanetteError
 
 from .codec import text, text_map
 from .keys import Keys, LeagueKeys
+from .league_settings import (
+    ABSENT_ACTIONS,
+    CLOCKS,
+    FITS,
+    FORMATS,
+    MAX_LATENCY_CREDIT_MS,
+    MAX_TIME_BANK_MS,
+    League,
+    LeagueError,
+    check,
+    loaded,
+    stored,
+)
 from .league_status import LeagueStatus
 from .ledger import Ledger
 from .quarantine import Quarantines, held, with_request
 from .tokens import NAME_RE
 from .versions import Versions, split_version
 
-FORMATS = ("round-robin", "double-round-robin", "gauntlet", "adaptive", "sprt")
+__all__ = [
+    "ABSENT_ACTIONS",
+    "CLOCKS",
+    "FITS",
+    "FORMATS",
+    "MAX_LATENCY_CREDIT_MS",
+    "MAX_TIME_BANK_MS",
+    "STATUSES",
+    "TROUBLE_FIELDS",
+    "League",
+    "LeagueError",
+    "LeagueStore",
+    "PlannedMatchLike",
+]
 
 # KEYS: the plan, then one match hash per match. ARGV: per match its id, seats (JSON), seed, round.
 # A match is added (hash filled, id pushed on the plan) only if its hash has no seats yet: idempotent.
@@ -44,24 +69,11 @@ for i = 2, #KEYS do
 end
 return added
 """
-ABSENT_ACTIONS = ("pause", "forfeit")
-CLOCKS = ("wall", "cpu")
-"""What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
-FITS = ("win-loss", "skill")
-"""What may order a league's ladder (:attr:`League.fit`)."""
-MAX_LATENCY_CREDIT_MS = 10_000
-"""The largest latency credit a league may give (a round trip longer than 10 s is no network to play on)."""
-MAX_TIME_BANK_MS = 3_600_000
-"""The largest time bank a league may give (an hour)."""
 TROUBLE_FIELDS = ("status", "seats", "attempts", "interruptions", "first_error", "error", "interrupted", "waiting")
 STATUSES = ("created", "running", "waiting", "paused", "finished", "incomplete", "cancelled")
 """A league's status: ``waiting`` (only matches of absent bots are left, within the absence
 limit), ``paused`` (past it, under ``absent_action = pause``), ``incomplete`` (every match is
 over but some failed: ``league retry`` plays them again)."""
-
-
-class LeagueError(ValueError):
-    """A league that does not exist, or an operation its state does not allow."""
 
 
 class PlannedMatchLike(Protocol):
@@ -75,96 +87,6 @@ class PlannedMatchLike(Protocol):
     def seed(self) -> str: ...
     @property
     def round(self) -> int: ...
-
-
-@dataclass
-class League:
-    """A league's parameters and participants, as stored in Redis."""
-
-    league_id: str
-    rules: Rules
-    format: str = "round-robin"
-    games: int = 2
-    mirrored: bool = True
-    champion: str | None = None
-    k: float = 24.0
-    initial: float = 1500.0
-    seed: str = ""
-    bots: list[str] = field(default_factory=list)
-    status: str = "created"
-    absent_timeout: float = 600.0
-    """Seconds a bot may stay disconnected before ``absent_action`` applies to its matches."""
-    absent_action: str = "pause"
-    """``pause``: its matches wait for it (the league pauses once nothing else is left);
-    ``forfeit``: it forfeits its remaining matches."""
-    confidence: float = 0.975
-    """The likelihood of superiority at which two neighbours on the ladder count as settled."""
-    fit: str = "win-loss"
-    """What orders the ladder: ``win-loss`` (:mod:`scheduler.ratings`), or ``skill``, the point margins
-    with the cards' luck taken out (:mod:`scheduler.skill`; the win/loss fit is shown beside it)."""
-    budget: int = 0
-    """``adaptive`` and ``sprt`` leagues: the most games they may play (0: the format's default)."""
-    sprt: dict[str, float] = field(default_factory=dict)
-    """``sprt`` leagues: elo0, elo1, alpha, beta."""
-    reference: list[str] = field(default_factory=list)
-    """``gauntlet`` leagues that place newcomers: the bots of the reference ladder (the others are placed
-    on it, :class:`scheduler.planners.PlacementPlanner`); empty: a plain gauntlet of ``champion``."""
-    quarantine_illegal: int = 20
-    """Illegal answers in one match that put a bot in quarantine (0: never)."""
-    quarantine_timeouts: int = 10
-    """Timeouts in one match that put a bot in quarantine (0: never)."""
-    quarantine_forfeits: int = 3
-    """Forfeits in the league (disconnects past the grace period) that put a bot in quarantine (0: never)."""
-    preflight: str = ""
-    """The hosted version (``bot@n``) this league checks before it may play rated games; empty: a rated league."""
-    clock: str = "wall"
-    """``wall``, or ``cpu``: a hosted bot is charged the CPU time its sandbox uses (a bot no host meters
-    stays on the wall clock); see :mod:`engine_service.meters`."""
-    wall_cap_ms: int = 0
-    """On the ``cpu`` clock, the wall-clock time a turn may take at most (0: three times the move time)."""
-    latency_credit_ms: int = 0
-    """On the wall clock, the most a turn's answer is waited for beyond the bot's time, for the bot's
-    measured round trip (0: no credit); see :mod:`engine_service.round_trips`."""
-    time_bank_ms: int = 0
-    """Each bot's reserve for a match on top of the move time, as on a chess clock (0: none);
-    see :class:`engine_service.time_control.MatchClock`."""
-
-
-_SETTINGS = [f for f in fields(League) if f.name not in ("league_id", "rules")]
-"""The fields stored as they are, one hash field each (the rules are stored whole, with the seat count)."""
-
-
-def _default(f: Field[Any]) -> Any:
-    return f.default_factory() if f.default_factory is not MISSING else f.default
-
-
-def _stored(league: League) -> dict[Any, str | int | float]:
-    """The league's meta hash: every setting in the form :func:`_read` reads back."""
-    out: dict[Any, str | int | float] = {"rules": json.dumps(league.rules.to_record()), "players": league.rules.players}
-    for f in _SETTINGS:
-        value = getattr(league, f.name)
-        if isinstance(value, bool):
-            out[f.name] = int(value)
-        elif isinstance(value, list | dict):
-            out[f.name] = json.dumps(value)
-        else:
-            out[f.name] = "" if value is None else value
-    return out
-
-
-def _read(raw: str, default: Any) -> Any:
-    """A stored setting, as the type of its default (a setting missing from an older league gets its default)."""
-    if isinstance(default, bool):
-        return raw == "1"
-    if isinstance(default, int):
-        return int(raw)
-    if isinstance(default, float):
-        return float(raw)
-    if isinstance(default, list | dict):
-        return json.loads(raw)
-    if default is None:  # optional text: "" is none
-        return raw or None
-    return raw
 
 
 class LeagueStore(Quarantines):
@@ -184,14 +106,7 @@ class LeagueStore(Quarantines):
     def create(self, league: League) -> None:
         if not NAME_RE.match(league.league_id):
             raise LeagueError(f"league name {league.league_id!r} must be 1-64 letters, digits, '_', '.' or '-'")
-        if league.format not in FORMATS:
-            raise LeagueError(f"unknown format {league.format!r}; formats: {', '.join(FORMATS)}")
-        if league.clock not in CLOCKS:
-            raise LeagueError(f"unknown clock {league.clock!r}; one of: {', '.join(CLOCKS)}")
-        if league.fit not in FITS:
-            raise LeagueError(f"unknown fit {league.fit!r}; one of: {', '.join(FITS)}")
-        if league.absent_action not in ABSENT_ACTIONS:
-            raise LeagueError(f"unknown absent action {league.absent_action!r}; one of: {', '.join(ABSENT_ACTIONS)}")
+        check(league)
         if league.reference and (league.format != "gauntlet" or league.rules.players != 2):
             raise LeagueError("a reference ladder places newcomers in a two-player gauntlet: give --format gauntlet")
         if not self.r.sadd(Keys(self.prefix).leagues, league.league_id):
@@ -199,7 +114,7 @@ class LeagueStore(Quarantines):
         self._save(league)
 
     def _save(self, league: League) -> None:
-        self.r.hset(self.keys(league.league_id).meta, mapping=_stored(league))
+        self.r.hset(self.keys(league.league_id).meta, mapping=stored(league))
 
     def exists(self, league_id: str) -> bool:
         return bool(self.r.exists(self.keys(league_id).meta))
@@ -213,8 +128,7 @@ class LeagueStore(Quarantines):
             rules = Rules.from_record(json.loads(meta["rules"]), players=int(meta["players"]))
         except (TablanetteError, ValueError) as exc:
             raise LeagueError(f"league {league_id!r} has invalid rules: {exc}") from None
-        settings = {f.name: _read(meta[f.name], _default(f)) for f in _SETTINGS if f.name in meta}
-        return League(league_id=league_id, rules=rules, **settings)
+        return loaded(league_id, rules, meta)
 
     def delete(self, league_id: str) -> bool:
         """Remove a league and everything it holds (its plan, matches, records, ratings); False if none."""
