@@ -72,69 +72,75 @@ Checkpoint = Callable[[str], None]
 
 
 def _schemas() -> dict[str, pa.Schema]:
+    """The three tables' schemas, each stamped with the format version (:data:`VERSION`)."""
     meta = {_META_KEY: str(VERSION).encode()}
+    fields = {"matches": _match_fields(), "deals": _deal_fields(), "plays": _play_fields()}
+    return {name: pa.schema(fields[name], metadata=meta) for name in TABLES}
+
+
+def _match_fields() -> list[tuple[str, pa.DataType]]:
+    """The columns of ``matches.parquet``, one row per finished match."""
     s, i8, i16, i32 = pa.string(), pa.int8(), pa.int16(), pa.int32()
-    return {
-        "matches": pa.schema(
-            [
-                ("league", s),
-                ("match_id", s),
-                ("plan_index", i32),
-                ("round", i32),
-                ("preset", s),
-                ("rules", s),
-                ("players", i8),
-                ("bots", pa.list_(s)),
-                ("teams", pa.list_(pa.list_(i8))),
-                ("seed", s),
-                ("winner", i8),
-                ("reason", s),
-                ("forfeit_seat", i8),
-                ("score", pa.list_(i32)),
-                ("elo", pa.list_(pa.float64())),
-                ("deals", i16),
-                ("plays", i32),
-                ("queued_at", pa.float64()),
-                ("started_at", pa.float64()),
-                ("finished_at", pa.float64()),
-                ("worker", s),
-                ("move_ms", pa.list_(i32)),
-                ("record", s),
-            ],
-            metadata=meta,
-        ),
-        "deals": pa.schema(
-            [
-                ("league", s),
-                ("match_id", s),
-                ("deal", i16),
-                ("dealer", i8),
-                ("dealer_team", i8),
-                ("score", pa.list_(i32)),
-                ("winner_team", i8),
-                ("leftover_team", i8),
-                ("leftover", pa.list_(s)),
-            ],
-            metadata=meta,
-        ),
-        "plays": pa.schema(
-            [
-                ("league", s),
-                ("match_id", s),
-                ("deal", i16),
-                ("turn", i16),
-                ("seat", i8),
-                ("bot", s),
-                ("team", i8),
-                ("card", s),
-                ("captured", pa.list_(s)),
-                ("bonus", i16),
-                ("timeout", pa.bool_()),
-                ("ms", i32),
-            ],
-            metadata=meta,
-        ),
-    }
+    return [
+        ("league", s),
+        ("match_id", s),
+        ("plan_index", i32),
+        ("round", i32),
+        ("preset", s),
+        ("rules", s),
+        ("players", i8),
+        ("bots", pa.list_(s)),
+        ("teams", pa.list_(pa.list_(i8))),
+        ("seed", s),
+        ("winner", i8),
+        ("reason", s),
+        ("forfeit_seat", i8),
+        ("score", pa.list_(i32)),
+        ("elo", pa.list_(pa.float64())),
+        ("deals", i16),
+        ("plays", i32),
+        ("queued_at", pa.float64()),
+        ("started_at", pa.float64()),
+        ("finished_at", pa.float64()),
+        ("worker", s),
+        ("move_ms", pa.list_(i32)),
+        ("record", s),
+    ]
+
+
+def _deal_fields() -> list[tuple[str, pa.DataType]]:
+    """The columns of ``deals.parquet``, one row per deal."""
+    s, i8, i16, i32 = pa.string(), pa.int8(), pa.int16(), pa.int32()
+    return [
+        ("league", s),
+        ("match_id", s),
+        ("deal", i16),
+        ("dealer", i8),
+        ("dealer_team", i8),
+        ("score", pa.list_(i32)),
+        ("winner_team", i8),
+        ("leftover_team", i8),
+        ("leftover", pa.list_(s)),
+    ]
+
+
+def _play_fields() -> list[tuple[str, pa.DataType]]:
+    """The columns of ``plays.parquet``, one row per play."""
+    s, i8, i16, i32 = pa.string(), pa.int8(), pa.int16(), pa.int32()
+    return [
+        ("league", s),
+        ("match_id", s),
+        ("deal", i16),
+        ("turn", i16),
+        ("seat", i8),
+        ("bot", s),
+        ("team", i8),
+        ("card", s),
+        ("captured", pa.list_(s)),
+        ("bonus", i16),
+        ("timeout", pa.bool_()),
+        ("ms", i32),
+    ]
 
 
 SCHEMAS = _schemas()
@@ -161,7 +167,7 @@ def dataset_rows(league_id: str, matches: Iterable[Finished]) -> dict[str, dict[
 
 
 def _add_match(cols: dict[str, dict[str, list[Any]]], league_id: str, m: Finished) -> None:
-    rec, row = m.record, m.row
+    rec = m.record
     rules = Rules.from_record(rec["rules"], players=len(rec["players"]))
     team_of = [rules.team_of(s) for s in range(rules.players)]
     mid = m.match_id
@@ -201,11 +207,19 @@ def _add_match(cols: dict[str, dict[str, list[Any]]], league_id: str, m: Finishe
                 ms=times[plays] if times is not None and plays < len(times) else None,
             )
             plays += 1
+    _add_match_row(cols["matches"], league_id, m, plays, times)
+
+
+def _add_match_row(
+    cols: dict[str, list[Any]], league_id: str, m: Finished, plays: int, times: list[int] | None
+) -> None:
+    """The match's own row: its place in the plan, rules, bots, result, Elo, timings and record."""
+    rec, row = m.record, m.row
     result = rec["result"]
     _append(
-        cols["matches"],
+        cols,
         league=league_id,
-        match_id=mid,
+        match_id=m.match_id,
         plan_index=m.plan_index,
         round=_int(row.get("round")),
         preset=str(rec["rules"].get("preset", "")),

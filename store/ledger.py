@@ -199,17 +199,7 @@ class Ledger:
         winner = result["winner"]
         teams = [rules.team_of(s) for s in range(rules.players)]
         placed = placing(record["score"], winner, forfeit_team)
-        outcome = [  # scheduler.ratings.Outcome, positional: match, unit, teams, placing, points[, luck]
-            match_id,
-            unit or match_id,
-            [[bots[s] for s in team] for team in rules.teams],
-            [int(p) for p in placed],  # whole numbers (points, or the winner's and forfeit's 1e9)
-            record["score"],
-        ]
-        if luck is not None:
-            if len(luck) != len(rules.teams):
-                raise ValueError(f"match {match_id}: luck for {len(luck)} teams, the match has {len(rules.teams)}")
-            outcome.append([round(float(x), 2) for x in luck])
+        outcome = _outcome(match_id, unit, rules, bots, placed, record["score"], luck)
         args: list[str | bytes | int | float] = [
             match_id,
             record_value(record, times_ms),
@@ -320,6 +310,30 @@ def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[st
     for bot in bots:
         out += [keys.stats(bot), keys.bot_matches(bot)]
     return out
+
+
+def _outcome(
+    match_id: str,
+    unit: str,
+    rules: Rules,
+    bots: Sequence[str],
+    placed: Sequence[float],
+    score: list[int],
+    luck: Sequence[float] | None,
+) -> list[object]:
+    """The match's outcome as the ratings read it (``unit`` empty: the match is a unit of its own)."""
+    outcome: list[object] = [  # scheduler.ratings.Outcome, positional: match, unit, teams, placing, points[, luck]
+        match_id,
+        unit or match_id,
+        [[bots[s] for s in team] for team in rules.teams],
+        [int(p) for p in placed],  # whole numbers (points, or the winner's and forfeit's 1e9)
+        score,
+    ]
+    if luck is not None:
+        if len(luck) != len(rules.teams):
+            raise ValueError(f"match {match_id}: luck for {len(luck)} teams, the match has {len(rules.teams)}")
+        outcome.append([round(float(x), 2) for x in luck])
+    return outcome
 
 
 def _state_args(state: str, fields: Mapping[str, object]) -> list[str]:

@@ -136,18 +136,37 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
     _put_str(out, json.dumps(rules_obj, separators=(",", ":"), ensure_ascii=False) if rules_obj else "")
     rid, seed = str(record["id"]), str(record["seed"])
     _put_str(out, rid)
-    shared = _shared_prefix(rid, seed)
-    _put_varint(out, shared)
-    rest = seed[shared:]
-    hexed = len(rest) % 2 == 0 and rest == rest.lower() and all(c in "0123456789abcdef" for c in rest)
-    out.append(_SEED_HEX if hexed else _SEED_TEXT)
-    _put_bytes(out, bytes.fromhex(rest) if hexed else rest.encode("utf-8"))
+    _put_seed(out, rid, seed)
     _put_varint(out, len(players))
     for p in players:
         _put_str(out, p)
     result = record["result"]
     plays = [p for d in record["deals"] for p in d["plays"]]
     match = Match(rules, seed)
+    digits, autos = _replay_indexes(match, plays)
+    code = _END_NATURAL if match.is_over else _end_code(result)
+    if code < 0 or code >= _END_FORFEIT + rules.players:
+        raise CompactRecordError(f"result {dict(result)} does not follow from the plays")
+    out.append(code)
+    _put_plays(out, len(plays), autos, digits)
+    _put_times(out, times_ms, plays)
+    out += _game_digest(dumps(record))
+    out += zlib.crc32(out).to_bytes(4, "big")
+    return bytes(out)
+
+
+def _put_seed(out: bytearray, rid: str, seed: str) -> None:
+    """The seed: how many characters it shares with the id's start, then the rest (packed when lowercase hex)."""
+    shared = _shared_prefix(rid, seed)
+    _put_varint(out, shared)
+    rest = seed[shared:]
+    hexed = len(rest) % 2 == 0 and rest == rest.lower() and all(c in "0123456789abcdef" for c in rest)
+    out.append(_SEED_HEX if hexed else _SEED_TEXT)
+    _put_bytes(out, bytes.fromhex(rest) if hexed else rest.encode("utf-8"))
+
+
+def _replay_indexes(match: Match, plays: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[int, int]], list[int]]:
+    """Replays ``plays`` on ``match``: each chosen play's (index, number of legal plays), the timeout plays' places."""
     digits: list[tuple[int, int]] = []
     autos: list[int] = []
     for i, p in enumerate(plays):
@@ -169,11 +188,12 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
             raise CompactRecordError(f"play {i}: {play} is not a legal play") from None
         digits.append((index, len(legal)))
         match.push(play)
-    code = _END_NATURAL if match.is_over else _end_code(result)
-    if code < 0 or code >= _END_FORFEIT + rules.players:
-        raise CompactRecordError(f"result {dict(result)} does not follow from the plays")
-    out.append(code)
-    _put_varint(out, len(plays))
+    return digits, autos
+
+
+def _put_plays(out: bytearray, n_plays: int, autos: list[int], digits: list[tuple[int, int]]) -> None:
+    """The plays: how many, the timeout plays' places (as gaps), the chosen plays' indexes as one mixed-radix number."""
+    _put_varint(out, n_plays)
     _put_varint(out, len(autos))
     last = 0
     for i in autos:
@@ -183,6 +203,10 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
     for index, n in reversed(digits):
         number = number * n + index
     _put_bytes(out, number.to_bytes((number.bit_length() + 7) // 8, "big"))
+
+
+def _put_times(out: bytearray, times_ms: Sequence[int] | None, plays: Sequence[Mapping[str, Any]]) -> None:
+    """The move times: 0 when none are kept, else :mod:`.timecode`'s code of one time per play."""
     if times_ms is None:
         out.append(0)
     else:
@@ -190,9 +214,6 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
             raise CompactRecordError(f"times_ms must be {len(plays)} non-negative integers (one per play)")
         out.append(_TIMES_CODED)
         _put_bytes(out, timecode.pack(times_ms, [p["seat"] for p in plays]))
-    out += _game_digest(dumps(record))
-    out += zlib.crc32(out).to_bytes(4, "big")
-    return bytes(out)
 
 
 def _game_digest(dumped: str) -> bytes:
@@ -251,10 +272,7 @@ def _decode(r: _Reader) -> CompactRecord:
         raise CompactRecordError(f"compact record: {r.where()}: the rules overrides are not a JSON object")
     rules_obj = {"preset": name, **overrides}
     rid = r.str("the id")
-    shared = r.varint("the seed")
-    if shared > len(rid):
-        raise CompactRecordError(f"compact record: {r.where()}: the seed shares {shared} characters with a shorter id")
-    seed = rid[:shared] + (r.str("the seed") if version == 1 else _seed_rest(r))
+    seed = _read_seed(r, rid, version)
     n_players = r.varint("the number of players")
     if not 2 <= n_players <= 4:
         raise CompactRecordError(f"compact record: {r.where()}: {n_players} players (2 to 4)")
@@ -264,6 +282,35 @@ def _decode(r: _Reader) -> CompactRecord:
     if end >= _END_FORFEIT + n_players:
         raise CompactRecordError(f"compact record: {r.where()}: unknown end code {end}")
     n_plays = r.varint("the number of plays")
+    autos = _read_autos(r, n_plays)
+    number = int.from_bytes(r.bytes("the plays"), "big")
+    match = Match(rules, seed)
+    seats = _replay_number(match, n_plays, autos, number)
+    _end_as_coded(match, end, n_plays)
+    times = _read_times(r, version, seats)
+    digest = r.fixed(4, "the game's checksum")
+    if r.pos != len(r.data):
+        raise CompactRecordError(f"compact record: {len(r.data) - r.pos} bytes left over after the game's checksum")
+    record = match_record(match, players, rid)
+    record["rules"] = rules_obj  # the stored form, key order included (encode checked it is the engine's)
+    if _game_digest(dumps(record)) != digest:
+        raise CompactRecordError(
+            f"compact record {rid}: its replay is not the game that was encoded (the game's checksum differs): "
+            "the engine that replays it deals or orders legal plays otherwise than the one that wrote it"
+        )
+    return CompactRecord(record, times)
+
+
+def _read_seed(r: _Reader, rid: str, version: int) -> str:
+    """The seed: the characters it shares with the id's start, then the rest (version 1: a plain string)."""
+    shared = r.varint("the seed")
+    if shared > len(rid):
+        raise CompactRecordError(f"compact record: {r.where()}: the seed shares {shared} characters with a shorter id")
+    return rid[:shared] + (r.str("the seed") if version == 1 else _seed_rest(r))
+
+
+def _read_autos(r: _Reader, n_plays: int) -> set[int]:
+    """The places of the timeout plays among the ``n_plays`` plays (stored as gaps, each after the one before)."""
     autos: set[int] = set()
     at = 0
     for k in range(r.varint("the number of timeout plays")):
@@ -272,8 +319,11 @@ def _decode(r: _Reader) -> CompactRecord:
         if at >= n_plays or (k and not gap):
             raise CompactRecordError(f"compact record: {r.where()}: timeout play {k} (play {at}) out of order or range")
         autos.add(at)
-    number = int.from_bytes(r.bytes("the plays"), "big")
-    match = Match(rules, seed)
+    return autos
+
+
+def _replay_number(match: Match, n_plays: int, autos: set[int], number: int) -> list[int]:
+    """Replays the plays on ``match``, the chosen ones read off the mixed-radix ``number``; each play's seat."""
     seats: list[int] = []
     for i in range(n_plays):
         if match.is_over:
@@ -287,6 +337,11 @@ def _decode(r: _Reader) -> CompactRecord:
         match.push(legal[index])
     if number:
         raise CompactRecordError(f"compact record: the plays hold more than the {n_plays} plays recorded")
+    return seats
+
+
+def _end_as_coded(match: Match, end: int, n_plays: int) -> None:
+    """Ends the replayed match as its end byte says (by its rules: the plays must have ended it already)."""
     if end == _END_NATURAL:
         if not match.is_over:
             raise CompactRecordError(f"compact record: the match is not over after its {n_plays} plays")
@@ -296,18 +351,6 @@ def _decode(r: _Reader) -> CompactRecord:
         match.abort()
     else:
         match.forfeit(end - _END_FORFEIT)
-    times = _read_times(r, version, seats)
-    digest = r.fixed(4, "the game's checksum")
-    if r.pos != len(r.data):
-        raise CompactRecordError(f"compact record: {len(r.data) - r.pos} bytes left over after the game's checksum")
-    record = match_record(match, players, rid)
-    record["rules"] = rules_obj  # the stored form, key order included (encode checked it is the engine's)
-    if _game_digest(dumps(record)) != digest:
-        raise CompactRecordError(
-            f"compact record {rid}: its replay is not the game that was encoded (the game's checksum differs): "
-            "the engine that replays it deals or orders legal plays otherwise than the one that wrote it"
-        )
-    return CompactRecord(record, times)
 
 
 def _seed_rest(r: _Reader) -> str:
