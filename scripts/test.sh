@@ -4,7 +4,8 @@
 #   bash scripts/test.sh --fast   the edit-test loop: the same lint and typing, then only the tests that
 #                                 need no server and start no process (tests/tiers.py), less the slow
 #                                 ones (marked slow: the luck estimator's 12,000-deal unbiasedness check)
-# Further arguments go to pytest, e.g. `bash scripts/test.sh --fast -k captures`.
+# Further arguments go to pytest, e.g. `bash scripts/test.sh --fast -k captures` (without --fast, given any,
+# they alone say what runs, on one worker).
 set -euo pipefail
 fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
@@ -17,6 +18,15 @@ echo "== ruff format --check"; ruff format --check .
 echo "== mypy --strict"; mypy --strict engine_service config telemetry store worker scheduler web hosting cli bots
 if [ "$fast" = 1 ]; then
     echo "== pytest (fast tier)"; python -m pytest -m "fast and not slow" "$@"
+elif [ "$#" -gt 0 ]; then
+    echo "== pytest $*"; python -m pytest "$@"
 else
-    echo "== pytest"; python -m pytest --durations=40 "$@"  # the slowest 40: where CI's minutes go
+    # Two workers (each test file on one, so a module's arena is made once), but for the tests that watch
+    # the whole machine (every run cgroup, every process, /tmp): another worker's runs would be theirs to
+    # see, so they run after, alone. --durations: the slowest of each, where CI's minutes go.
+    alone=(tests/sandbox tests/cli/test_match.py)
+    echo "== pytest, on two workers"
+    python -m pytest -n 2 --dist loadfile --durations=40 "${alone[@]/#/--ignore=}"
+    echo "== pytest, alone: ${alone[*]}"
+    python -m pytest --durations=15 "${alone[@]}"
 fi
