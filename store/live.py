@@ -2,11 +2,14 @@
 
 The runner playing a match appends the events of its spectator feed
 (:class:`engine_service.rules.spectator.PublicFeed`: public facts only) to the
-match's stream, ``LeagueKeys.live``, in batches. Each entry's id is
-``<attempt>-<event id>``: the try of the match (its ``starts``) and the event's
-number in that try, so a match played again after a fault starts a new run of
-ids above the old ones, and a spectator reading on sees the new try begin
-(its first event is a ``deal`` event numbered 1). The stream expires
+match's stream, ``LeagueKeys.live``, in batches, one stream entry a batch (one
+entry a move cost the league a tenth of its moves a second, in Redis's work and
+the runner's). An event's id is ``<attempt>-<event id>``: the try of the match
+(its ``starts``) and the event's number in that try; an entry's id is that of the
+last event it holds. So a match played again after a fault starts a new run of
+ids above the old ones, and a spectator reading on sees the new try begin (its
+first event is a ``deal`` event numbered 1). Readers get events, never entries:
+what an entry holds at or before the id they read after is left out. The stream expires
 :data:`RUNNING_TTL_S` after its last write while the match runs (a runner that
 died leaves nothing for long), and :data:`FINISHED_TTL_S` after its ``over``
 event: by then the finished match's replay is what spectators see.
@@ -60,27 +63,30 @@ async def publish(
         return
     key = keys.live(match_id)
     pipe = r.pipeline(transaction=False)
-    for event in events:
-        pipe.xadd(key, {"e": json.dumps(event, separators=(",", ":"))}, id=f"{attempt}-{event['id']}")
+    pipe.xadd(key, {"b": json.dumps(list(events), separators=(",", ":"))}, id=f"{attempt}-{events[-1]['id']}")
     over = events[-1].get("kind") == "over"
     pipe.expire(key, FINISHED_TTL_S if over else RUNNING_TTL_S)
     await pipe.execute()
 
 
-def _decoded(entries: Any) -> list[tuple[str, dict[str, Any]]]:
-    """``(entry id, event)`` of stream entries as redis-py gives them."""
+def _decoded(entries: Any, after: tuple[int, int] | None) -> list[tuple[str, dict[str, Any]]]:
+    """``(event id, event)`` of the events after ``after`` in stream entries as redis-py gives them (an entry
+    holds a batch, ``b``, or one event, ``e``, as streams written before batches did)."""
     out = []
     for entry_id, fields in entries or ():
-        raw = fields.get(b"e", fields.get("e"))
-        if raw is not None:
-            out.append((text(entry_id), json.loads(raw)))
+        attempt = text(entry_id).partition("-")[0]
+        batch = fields.get(b"b", fields.get("b"))
+        one = fields.get(b"e", fields.get("e"))
+        for event in json.loads(batch) if batch is not None else [json.loads(one)] if one is not None else []:
+            if after is None or (int(attempt), int(event["id"])) > after:
+                out.append((f"{attempt}-{event['id']}", event))
     return out
 
 
 def read_after(r: redis.Redis, keys: LeagueKeys, match_id: str, after: tuple[int, int] | None) -> list[tuple[str, Any]]:
     """The events after ``after`` (``(attempt, number)``; None: from the first), as ``(id, event)``."""
     start = "-" if after is None else f"({after[0]}-{after[1]}"
-    return _decoded(r.xrange(keys.live(match_id), min=start))
+    return _decoded(r.xrange(keys.live(match_id), min=start), after)
 
 
 async def read_after_async(
@@ -88,7 +94,7 @@ async def read_after_async(
 ) -> list[tuple[str, Any]]:
     """:func:`read_after` on an asyncio client."""
     start = "-" if after is None else f"({after[0]}-{after[1]}"
-    return _decoded(await r.xrange(keys.live(match_id), min=start))
+    return _decoded(await r.xrange(keys.live(match_id), min=start), after)
 
 
 async def match_status_async(r: AsyncRedis, keys: LeagueKeys, match_id: str) -> str | None:
@@ -109,4 +115,5 @@ async def wait_after(
 ) -> list[tuple[str, Any]]:
     """The events after entry id ``after`` (``"0-0"``: any), waiting up to ``block_ms`` for one."""
     got: Any = await r.xread({keys.live(match_id): after}, block=block_ms, count=500)
-    return _decoded(got[0][1]) if got else []
+    attempt, _, number = after.partition("-")
+    return _decoded(got[0][1], (int(attempt), int(number or 0))) if got else []

@@ -44,6 +44,7 @@ class LiveMatch:
         self.broken = False
         """The feed failed once: nothing more is published (the match goes on)."""
         self._flusher: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
 
     def seen(self, match: Match) -> None:
         """Shown the match as it starts and after each answer (the runner's ``watch`` hook). A fault of the feed
@@ -60,7 +61,8 @@ class LiveMatch:
             self._flusher = asyncio.ensure_future(self._flush_later())
 
     async def _flush_later(self) -> None:
-        await asyncio.sleep(FLUSH_S)
+        with contextlib.suppress(asyncio.TimeoutError):  # FLUSH_S, or less when the match is over sooner
+            await asyncio.wait_for(self._closing.wait(), FLUSH_S)
         while self.pending:  # what came while a write was under way goes next
             await self.flush()
 
@@ -73,7 +75,9 @@ class LiveMatch:
             log.warning("match %s: %d live events not published: %s", self.match_id, len(batch), exc)
 
     async def close(self) -> None:
-        """Send what is left (the match's end, if it ended), after the write under way: in order."""
+        """Send what is left (the match's end, if it ended), after the write under way: in order. A batch
+        still gathering is sent now: the match's end waits for no timer."""
+        self._closing.set()
         if self._flusher is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._flusher

@@ -4,6 +4,7 @@ spectator that never reads dropped with a bound, the others unaffected (a real R
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
@@ -52,6 +53,21 @@ def test_events_resume_after_an_id_and_a_second_try_follows_the_first() -> None:
         assert [i for i, _ in rest] == [f"2-{n}" for n in range(1, len(again) + 1)]
         assert 0 < await r.ttl(keys.live("m1")) <= live.FINISHED_TTL_S  # over: kept a little while
         assert await live.wait_after(r, keys, "m1", f"2-{len(again)}", 10) == []
+
+    asyncio.run(with_redis(body))
+
+
+def test_a_batch_is_one_entry_read_from_inside_it_and_old_one_event_entries_still_read() -> None:
+    async def body(r: AsyncRedis, keys: LeagueKeys) -> None:
+        events = events_of("d")
+        await r.xadd(keys.live("m3"), {"e": json.dumps(events[0])}, id="1-1")  # as streams were before batches
+        await live.publish(r, keys, "m3", 1, events[1:10])
+        await live.publish(r, keys, "m3", 1, events[10:])
+        assert await r.xlen(keys.live("m3")) == 3  # one entry a batch, not one an event
+        assert [e for _, e in await live.read_after_async(r, keys, "m3", None)] == events
+        inside = await live.wait_after(r, keys, "m3", "1-4", 10)  # resumed from inside the first batch
+        assert [i for i, _ in inside] == [f"1-{n}" for n in range(5, len(events) + 1)]
+        assert [e for _, e in await live.read_after_async(r, keys, "m3", (1, 12))] == events[12:]
 
     asyncio.run(with_redis(body))
 
