@@ -25,8 +25,10 @@ else
     # the whole machine (every run cgroup, every process, /tmp): another worker's runs would be theirs to
     # see, so they run after, alone. --durations: the slowest of each, where CI's minutes go.
     alone=(tests/sandbox tests/cli/test_match.py)
+    status=0  # both parts run and report, whatever the first one found
     echo "== pytest, on two workers"
-    python -m pytest -n 2 --dist loadfile --durations=40 "${alone[@]/#/--ignore=}"
+    python -m pytest -n 2 --dist loadfile --durations=40 "${alone[@]/#/--ignore=}" || status=$?
     echo "== pytest, alone: ${alone[*]}"
-    python -m pytest --durations=15 "${alone[@]}"
+    python -m pytest --durations=15 "${alone[@]}" || status=$?
+    exit "$status"
 fi

@@ -50,6 +50,8 @@ class Setting:
             return f"{self.help} One of: {', '.join(self.choices)}."
         if self.least is not None and self.most is not None:
             return f"{self.help} ({_num(self.least)} to {_num(self.most)})"
+        if self.least is not None:
+            return f"{self.help} (at least {_num(self.least)})"
         return self.help
 
     def problem(self, name: str, value: Any) -> str | None:
@@ -91,7 +93,9 @@ class League:
 
     league_id: str
     rules: Rules
-    format: str = setting("round-robin", "How the league pairs its bots (see below).", choices=FORMATS)
+    format: str = setting(
+        "round-robin", "How the league pairs its bots (the formats are described above).", choices=FORMATS
+    )
     games: int = setting(
         2,
         "Games per pairing in one cycle, seats alternating (mirrored: each two share a deal); a double "

@@ -112,8 +112,12 @@ async def match_status_async(r: AsyncRedis, keys: LeagueKeys, match_id: str) -> 
 
 async def wait_after(
     r: AsyncRedis, keys: LeagueKeys, match_id: str, after: str, block_ms: int
-) -> list[tuple[str, Any]]:
-    """The events after entry id ``after`` (``"0-0"``: any), waiting up to ``block_ms`` for one."""
+) -> tuple[str, list[tuple[str, Any]]]:
+    """The events after id ``after`` (``"0-0"``: any), waiting up to ``block_ms`` for one, and the id to read
+    after next: the last entry read, even one that held no event this reader knows (so it never reads an
+    entry twice)."""
     got: Any = await r.xread({keys.live(match_id): after}, block=block_ms, count=500)
+    if not got:
+        return after, []
     attempt, _, number = after.partition("-")
-    return _decoded(got[0][1], (int(attempt), int(number or 0))) if got else []
+    return text(got[0][1][-1][0]), _decoded(got[0][1], (int(attempt), int(number or 0)))

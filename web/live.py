@@ -102,14 +102,13 @@ class LiveHub:
         last = after
         while self._watchers.get(key):
             try:
-                events = await live.wait_after(self.r, keys, match_id, last, BLOCK_MS)
+                last, events = await live.wait_after(self.r, keys, match_id, last, BLOCK_MS)
             except (redis.RedisError, OSError) as exc:
                 log.warning("live %s/%s: cannot read the stream (%s); trying again", keys.league, match_id, exc)
                 await asyncio.sleep(1.0)
                 continue
             if not events:
                 continue
-            last = events[-1][0]
             batch = [
                 (_order(entry_id), sse(entry_id, event), event.get("kind") == "over") for entry_id, event in events
             ]

@@ -52,7 +52,7 @@ def test_events_resume_after_an_id_and_a_second_try_follows_the_first() -> None:
         rest = await live.read_after_async(r, keys, "m1", (1, half))
         assert [i for i, _ in rest] == [f"2-{n}" for n in range(1, len(again) + 1)]
         assert 0 < await r.ttl(keys.live("m1")) <= live.FINISHED_TTL_S  # over: kept a little while
-        assert await live.wait_after(r, keys, "m1", f"2-{len(again)}", 10) == []
+        assert await live.wait_after(r, keys, "m1", f"2-{len(again)}", 10) == (f"2-{len(again)}", [])
 
     asyncio.run(with_redis(body))
 
@@ -65,8 +65,11 @@ def test_a_batch_is_one_entry_read_from_inside_it_and_old_one_event_entries_stil
         await live.publish(r, keys, "m3", 1, events[10:])
         assert await r.xlen(keys.live("m3")) == 3  # one entry a batch, not one an event
         assert [e for _, e in await live.read_after_async(r, keys, "m3", None)] == events
-        inside = await live.wait_after(r, keys, "m3", "1-4", 10)  # resumed from inside the first batch
+        last, inside = await live.wait_after(r, keys, "m3", "1-4", 10)  # resumed from inside the first batch
         assert [i for i, _ in inside] == [f"1-{n}" for n in range(5, len(events) + 1)]
+        assert last == f"1-{len(events)}"
+        await r.xadd(keys.live("m3"), {"x": "from a later version"}, id=f"1-{len(events) + 5}")
+        assert await live.wait_after(r, keys, "m3", last, 10) == (f"1-{len(events) + 5}", [])  # passed over
         assert [e for _, e in await live.read_after_async(r, keys, "m3", (1, 12))] == events[12:]
 
     asyncio.run(with_redis(body))
