@@ -21,19 +21,7 @@ from engine_service.rules import Rules, TablanetteError
 
 from .codec import text, text_map
 from .keys import Keys, LeagueKeys
-from .league_settings import (
-    ABSENT_ACTIONS,
-    CLOCKS,
-    FITS,
-    FORMATS,
-    MAX_LATENCY_CREDIT_MS,
-    MAX_TIME_BANK_MS,
-    League,
-    LeagueError,
-    check,
-    loaded,
-    stored,
-)
+from .league_settings import League, LeagueError, check, loaded, stored
 from .league_status import LeagueStatus
 from .ledger import Ledger
 from .quarantine import Quarantines, held, with_request
@@ -41,12 +29,6 @@ from .tokens import NAME_RE
 from .versions import Versions, split_version
 
 __all__ = [
-    "ABSENT_ACTIONS",
-    "CLOCKS",
-    "FITS",
-    "FORMATS",
-    "MAX_LATENCY_CREDIT_MS",
-    "MAX_TIME_BANK_MS",
     "STATUSES",
     "TROUBLE_FIELDS",
     "League",

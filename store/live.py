@@ -69,6 +69,12 @@ async def publish(
     await pipe.execute()
 
 
+def event_order(event_id: str) -> tuple[int, int]:
+    """``(attempt, number)`` of an id the stream itself gave (``"0-0"``: before any event)."""
+    attempt, _, number = event_id.partition("-")
+    return int(attempt), int(number)
+
+
 def _decoded(entries: Any, after: tuple[int, int] | None) -> list[tuple[str, dict[str, Any]]]:
     """``(event id, event)`` of the events after ``after`` in stream entries as redis-py gives them (an entry
     holds a batch, ``b``, or one event, ``e``, as streams written before batches did)."""
@@ -119,5 +125,4 @@ async def wait_after(
     got: Any = await r.xread({keys.live(match_id): after}, block=block_ms, count=500)
     if not got:
         return after, []
-    attempt, _, number = after.partition("-")
-    return text(got[0][1][-1][0]), _decoded(got[0][1], (int(attempt), int(number or 0)))
+    return text(got[0][1][-1][0]), _decoded(got[0][1], event_order(after))

@@ -110,7 +110,8 @@ class LiveHub:
             if not events:
                 continue
             batch = [
-                (_order(entry_id), sse(entry_id, event), event.get("kind") == "over") for entry_id, event in events
+                (live.event_order(entry_id), sse(entry_id, event), event.get("kind") == "over")
+                for entry_id, event in events
             ]
             for spectator in list(self._watchers.get(key, ())):  # each event is encoded once, however many watch
                 if spectator.waiting + len(batch) > SPECTATOR_BUFFER:  # it does not read: drop it, never wait
@@ -137,11 +138,6 @@ def sse(entry_id: str, event: dict[str, Any]) -> str:
     )
 
 
-def _order(entry_id: str) -> tuple[int, int]:
-    attempt, _, number = entry_id.partition("-")
-    return int(attempt), int(number)
-
-
 async def stream(hub: LiveHub, keys: LeagueKeys, match_id: str, after: tuple[int, int] | None) -> AsyncIterator[str]:
     """The SSE text of the match's events after ``after``, live, until its ``over`` event."""
     start = "0-0" if after is None else f"{after[0]}-{after[1]}"
@@ -151,7 +147,7 @@ async def stream(hub: LiveHub, keys: LeagueKeys, match_id: str, after: tuple[int
         last = after or (0, 0)
         before = []
         for entry_id, event in await live.read_after_async(hub.r, keys, match_id, after):  # what came before
-            last = _order(entry_id)
+            last = live.event_order(entry_id)
             before.append(sse(entry_id, event))
             if event.get("kind") == "over":
                 yield "".join(before)
