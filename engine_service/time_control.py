@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from store.league_settings import CLOCKS
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from engine_service.rules import Rules
     from store.leagues import League
 
-CLOCKS = ("wall", "cpu")
 WALL_CAP_TIMES = 3
 WALL_CAP_SLACK_MS = 2000
 _MAX_MS = 2**31 - 1  # the wire's int32
