@@ -16,12 +16,21 @@ where ``mu`` is the pair's mean difference estimated from *every* game played
 the estimator being unbiased), so the ratios between the methods are ratios of
 variances. Plain win/loss is the same with A's score against B (1, 1/2, 0) and
 ``mu`` its mean minus 1/2.
+
+Each ratio against its target is a ratio of two estimates from a few hundred
+games, and ``mu`` (above all the win/loss ``mu``, a few hundredths of a point of
+score) is itself uncertain; so every ratio is printed with a 95% bootstrap
+interval (the independent games and the mirrored units resampled, everything
+recomputed, ``RESAMPLES`` times). A target is *met* when the whole interval is
+within it, *NOT met* when the whole interval is beyond it, and *undecided*
+otherwise: more units decide it.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import random
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -31,6 +40,7 @@ from bots import make_bot, play_match
 from engine_service.rules import Rules, luck_of_match
 
 Z = 1.96
+RESAMPLES = 1000
 PAIR = ("greedy", "greedy:eps=0.05")
 
 
@@ -76,9 +86,15 @@ def play_all(preset: str, players: int, units: int, extra: str, seed: str) -> tu
     return independent, [mirrored[u * k : (u + 1) * k] for u in range(units)]
 
 
+def variance(values: list[float]) -> float:
+    """The sample variance (floats; ``statistics.variance`` is exact and too slow to bootstrap)."""
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
+
+
 def games_needed(units: list[float], per_unit: int, mu: float) -> float:
     """Games to order the pair at 95%: per_unit * (z * sd / mu)^2 (inf if mu is 0)."""
-    return per_unit * (Z * statistics.stdev(units) / mu) ** 2 if mu else math.inf
+    return per_unit * Z**2 * variance(units) / mu**2 if mu else math.inf
 
 
 def figures(independent: list[Game], mirrored: list[list[Game]]) -> dict[str, dict[str, float]]:
@@ -95,33 +111,58 @@ def figures(independent: list[Game], mirrored: list[list[Game]]) -> dict[str, di
         "independent, win/loss": ([g.score for g in independent], 1, mu_score),
     }
     return {
-        name: {"variance": statistics.variance(v), "per_unit": per, "mean": m, "games": games_needed(v, per, m)}
+        name: {"variance": variance(v), "per_unit": per, "mean": m, "games": games_needed(v, per, m)}
         for name, (v, per, m) in methods.items()
     }
 
 
-BASELINES = {
-    "independent, luck-adjusted": ("independent, raw margin", 1 / 2),
-    "mirrored + luck-adjusted": ("mirrored, raw margin", 2 / 3),
-}
+TARGETS = (
+    ("independent, luck-adjusted", "independent, raw margin", 1 / 2),
+    ("mirrored + luck-adjusted", "mirrored, raw margin", 2 / 3),
+    ("mirrored + luck-adjusted", "independent, win/loss", 1 / 10),
+)
 
 
-def report(title: str, fig: dict[str, dict[str, float]], games: int, cpu: float) -> list[str]:
-    """The section's lines: every method's figures, each target beside its baseline."""
+def ratios(fig: dict[str, dict[str, float]]) -> list[float]:
+    """The games of each target's method over its baseline's, in the order of ``TARGETS``."""
+    return [fig[name]["games"] / fig[base]["games"] for name, base, _ in TARGETS]
+
+
+def intervals(
+    independent: list[Game], mirrored: list[list[Game]], resamples: int = RESAMPLES, seed: str = "luck-bootstrap"
+) -> list[tuple[float, float]]:
+    """A 95% percentile-bootstrap interval for each ratio of :func:`ratios`."""
+    rng = random.Random(seed)
+    draws: list[list[float]] = [[] for _ in TARGETS]
+    for _ in range(resamples):
+        fig = figures(rng.choices(independent, k=len(independent)), rng.choices(mirrored, k=len(mirrored)))
+        for drawn, ratio in zip(draws, ratios(fig), strict=True):
+            drawn.append(ratio)
+    out = []
+    for drawn in draws:
+        drawn.sort()
+        out.append((drawn[int(0.025 * resamples)], drawn[min(resamples - 1, int(0.975 * resamples))]))
+    return out
+
+
+def verdict(low: float, high: float, target: float) -> str:
+    """Met when the whole interval is within the target, NOT met when it is wholly beyond it."""
+    return "met" if high <= target else "NOT met" if low > target else "undecided (more units decide it)"
+
+
+def report(
+    title: str, fig: dict[str, dict[str, float]], bounds: list[tuple[float, float]], games: int, cpu: float
+) -> list[str]:
+    """The section's lines: every method's figures, each target beside its baseline with its interval."""
     lines = [f"\n{title} ({games} games; luck estimate {1000 * cpu:.0f} ms CPU per game)"]
     for name, f in fig.items():
         unit = "per game" if f["per_unit"] == 1 else f"per unit of {f['per_unit']:.0f} games"
         lines.append(f"  {name:28s} variance {f['variance']:9.2f} {unit:22s} -> {f['games']:8.0f} games")
-    wl = fig["independent, win/loss"]["games"]
-    for name, (base, target) in BASELINES.items():
-        ratio = fig[name]["games"] / fig[base]["games"]
-        verdict = "met" if ratio <= target else "NOT met"
-        lines.append(f"  {name} / {base}: {ratio:.2f} (target <= {target:.2f}) {verdict}")
-    ratio = fig["mirrored + luck-adjusted"]["games"] / wl
-    lines.append(
-        f"  mirrored + luck-adjusted / independent, win/loss: {ratio:.3f} (target <= 0.10) "
-        f"{'met' if ratio <= 0.1 else 'NOT met'}"
-    )
+    for (name, base, target), ratio, (low, high) in zip(TARGETS, ratios(fig), bounds, strict=True):
+        lines.append(
+            f"  {name} / {base}: {ratio:.3f} (95% interval {low:.3f}-{high:.3f}; target <= {target:.2f}) "
+            f"{verdict(low, high, target)}"
+        )
     return lines
 
 
@@ -135,6 +176,7 @@ def luck_section(units: int, seed: str = "luck-bench") -> list[str]:
         cpu = statistics.fmean(g.luck_cpu for g in every)
         who = " against ".join(PAIR) + (f" (third seat {extra})" if extra else "")
         title = f"tablic, {players} players, {who}: {units} mirrored units and as many on independent deals"
-        out += report(title, figures(independent, mirrored), len(every), cpu)
+        bounds = intervals(independent, mirrored)
+        out += report(title, figures(independent, mirrored), bounds, len(every), cpu)
         out.append(f"  ({time.perf_counter() - started:.0f} s)")
     return out
