@@ -17,6 +17,10 @@ the estimator being unbiased), so the ratios between the methods are ratios of
 variances. Plain win/loss is the same with A's score against B (1, 1/2, 0) and
 ``mu`` its mean minus 1/2.
 
+The section also prints the scale of the value function's differences that would
+have left skill the least spread on its games, beside the arena's
+(:data:`engine_service.rules.luck.SCALE`): the way to rebuild that constant.
+
 Each ratio against its target is a ratio of two estimates from a few hundred
 games, and ``mu`` (above all the win/loss ``mu``, a few hundredths of a point of
 score) is itself uncertain; so every ratio is printed with a 95% bootstrap
@@ -38,6 +42,7 @@ from dataclasses import dataclass
 
 from bots import make_bot, play_match
 from engine_service.rules import Rules, luck_of_match
+from engine_service.rules.luck import SCALE
 
 Z = 1.96
 RESAMPLES = 1000
@@ -166,6 +171,19 @@ def report(
     return lines
 
 
+def best_scales(independent: list[Game], mirrored: list[list[Game]]) -> tuple[float, float]:
+    """The scale of V's differences (:data:`~engine_service.rules.luck.SCALE`) that would leave skill the
+    least spread on these games: cov(raw, luck) / var(luck), with luck taken back to scale 1; on the
+    independent games and on the mirrored units."""
+
+    def best(pairs: list[tuple[float, float]]) -> float:
+        raw, luck = [r for r, _ in pairs], [lk / SCALE for _, lk in pairs]
+        return statistics.covariance(raw, luck) / variance(luck)
+
+    units = [(statistics.fmean(g.raw for g in u), statistics.fmean(g.raw - g.skill for g in u)) for u in mirrored]
+    return best([(g.raw, g.raw - g.skill) for g in independent]), best(units)
+
+
 def luck_section(units: int, seed: str = "luck-bench") -> list[str]:
     """Both tables (two seats, then three): play, rate, and say what the luck adjustment buys."""
     out: list[str] = []
@@ -178,5 +196,10 @@ def luck_section(units: int, seed: str = "luck-bench") -> list[str]:
         title = f"tablic, {players} players, {who}: {units} mirrored units and as many on independent deals"
         bounds = intervals(independent, mirrored)
         out += report(title, figures(independent, mirrored), bounds, len(every), cpu)
+        ind, mir = best_scales(independent, mirrored)
+        out.append(
+            f"  the scale of V's differences that would leave skill the least spread on these games: "
+            f"{ind:.2f} independent, {mir:.2f} mirrored (the arena's: {SCALE})"
+        )
         out.append(f"  ({time.perf_counter() - started:.0f} s)")
     return out

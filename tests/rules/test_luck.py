@@ -33,6 +33,7 @@ from engine_service.rules import (
     round_sizes,
 )
 from engine_service.rules.cards import JACK
+from engine_service.rules.luck import SCALE
 from engine_service.rules.stock import StockSampler
 from engine_service.rules.value import capture_options, tables_for
 
@@ -95,11 +96,28 @@ def test_same_record_same_numbers_and_the_record_form_does_not_matter() -> None:
     assert other.raw == first.raw
 
 
+def test_the_scale_shrinks_every_correction_and_nothing_else() -> None:
+    """Luck at the arena's scale is V's differences times SCALE, event by event; raw stays raw and
+    raw = luck + skill; a scale outside 0..1 (or not a number) is refused."""
+    match = _match("tablic", 3, target=40)
+    whole, scaled = luck_of_match(match, "s", scale=1), luck_of_match(match, "s")
+    assert scaled.scale == SCALE < 1 and whole.scale == 1 and scaled.raw == whole.raw
+    for a, b in zip(scaled.events, whole.events, strict=True):
+        assert a.correction == pytest.approx([SCALE * c for c in b.correction])
+    assert scaled.luck == pytest.approx([SCALE * lk for lk in whole.luck])
+    assert all(abs(r - (lk + s)) < 1e-9 for r, lk, s in zip(scaled.raw, scaled.luck, scaled.skill, strict=True))
+    assert luck_of_match(match, "s", scale=0).luck == (0.0, 0.0, 0.0)
+    for bad in (-0.1, 1.5, True, "0.5"):
+        with pytest.raises(LuckError, match="scale"):
+            luck_of_match(match, "s", scale=bad)  # type: ignore[arg-type]
+
+
 def test_to_json_carries_every_number() -> None:
     luck = luck_of_match(_match(target=30), "j")
     data = luck.to_json()
     assert data["raw"] == [round(v, 3) for v in luck.raw] and len(data["events"]) == len(luck.events)
     assert data["events"][-1]["luck"] == [round(v, 3) for v in luck.luck]
+    assert data["samples"] == luck.samples and data["scale"] == SCALE
 
 
 @pytest.mark.parametrize("ending", ["forfeit", "aborted"])
