@@ -124,7 +124,7 @@ def test_an_adaptive_league_on_skill_pairs_by_the_skill_fit() -> None:
     lg = League("sk", rules, "adaptive", 2, True, seed="sk", bots=["greedy", "random", "eps"], fit="skill")
     lg.budget = 12
     planner = AdaptivePlanner(lg)
-    specs = {"greedy": "greedy", "random": "random", "eps": "greedy:eps=0.2"}  # a close pair: still unsure
+    specs = {"greedy": "greedy", "random": "random", "eps": "greedy:eps=0.05"}  # a close pair: still unsure
     outcomes = play_league(planner, rules, specs, luck=True)
     assert outcomes and all(o.luck is not None and abs(sum(o.luck)) < 0.02 for o in outcomes)
     fit = fit_skill(outcomes, lg.bots, threshold=lg.confidence)
