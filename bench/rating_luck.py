@@ -19,7 +19,8 @@ variances. Plain win/loss is the same with A's score against B (1, 1/2, 0) and
 
 The section also prints the scale of the value function's differences that would
 have left skill the least spread on its games, beside the arena's
-(:data:`engine_service.rules.luck.SCALE`): the way to rebuild that constant.
+(:data:`engine_service.rules.luck.SCALE`, ``V_FACTOR * K / (K + 1)`` at K = 8
+samples): the way to rebuild ``V_FACTOR`` (the best scale times 9/8).
 
 Each ratio against its target is a ratio of two estimates from a few hundred
 games, and ``mu`` (above all the win/loss ``mu``, a few hundredths of a point of
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 
 from bots import make_bot, play_match
 from engine_service.rules import Rules, luck_of_match
-from engine_service.rules.luck import SCALE
+from engine_service.rules.luck import DEFAULT_SAMPLES, SCALE, V_FACTOR
 
 Z = 1.96
 RESAMPLES = 1000
@@ -129,8 +130,16 @@ TARGETS = (
 
 
 def ratios(fig: dict[str, dict[str, float]]) -> list[float]:
-    """The games of each target's method over its baseline's, in the order of ``TARGETS``."""
-    return [fig[name]["games"] / fig[base]["games"] for name, base, _ in TARGETS]
+    """The games of each target's method over its baseline's, in the order of ``TARGETS``. Two margins share
+    ``mu``, which cancels: their ratio is taken from the variances (a resample whose ``mu`` is 0 gives no
+    0/0); against win/loss it is the games' (a ``mu_score`` of 0 makes win/loss need infinitely many: 0)."""
+
+    def ratio(a: dict[str, float], b: dict[str, float]) -> float:
+        if a["mean"] == b["mean"]:
+            return a["per_unit"] * a["variance"] / (b["per_unit"] * b["variance"])
+        return a["games"] / b["games"] if b["games"] else math.inf
+
+    return [ratio(fig[name], fig[base]) for name, base, _ in TARGETS]
 
 
 def intervals(
@@ -199,7 +208,8 @@ def luck_section(units: int, seed: str = "luck-bench") -> list[str]:
         ind, mir = best_scales(independent, mirrored)
         out.append(
             f"  the scale of V's differences that would leave skill the least spread on these games: "
-            f"{ind:.2f} independent, {mir:.2f} mirrored (the arena's: {SCALE})"
+            f"{ind:.2f} independent, {mir:.2f} mirrored (the arena's: {SCALE:.3f} = V_FACTOR {V_FACTOR} * "
+            f"{DEFAULT_SAMPLES}/{DEFAULT_SAMPLES + 1} for {DEFAULT_SAMPLES} samples)"
         )
         out.append(f"  ({time.perf_counter() - started:.0f} s)")
     return out

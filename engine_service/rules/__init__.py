@@ -27,7 +27,7 @@ from .errors import (
     TablanetteError,
     TooManyPlaysError,
 )
-from .luck import DEFAULT_SAMPLES, LuckEvent, MatchLuck, luck_of_match, luck_of_record, margins
+from .luck import DEFAULT_SAMPLES, SCALE, LuckEvent, MatchLuck, luck_of_match, luck_of_record, margins
 from .match import FinishedDeal, Match, MatchResult
 from .observation import Observation
 from .play import Play
@@ -45,6 +45,7 @@ __all__ = [
     "FORMAT",
     "FULL_DECK",
     "PRESETS",
+    "SCALE",
     "Capture",
     "CaptureFinder",
     "Card",

@@ -26,18 +26,22 @@ number of deals). Skill is therefore the raw margin with mean-zero noise
 removed: on average exactly the raw margin, and with less spread the better V
 predicts the score.
 
-V's swings are larger than the score's: a hand that V rates three points above
-the average one ends, on average, about two and a quarter points better (the
-other side takes back part of what a strong hand sets up, which V's play-out of
-one round does not see). So every difference is shrunk by :data:`SCALE`, 3/4.
-Any constant keeps each correction's mean at zero, so the estimator stays
-unbiased; this one is near the constant that leaves skill the least spread.
-``python bench/rating.py --luck N`` measures the best constant again on its own
-games and prints it beside this one, so it can be rebuilt here rather than
-taken on trust. Over
-1,500 units of the close pair it was 0.71 to 0.79, at two and at three seats, on
-independent and on mirrored deals; over 800 matches of each preset, 0.72 to 0.82
-at two seats, 0.77 at three and 0.61 at four.
+Each difference of values counts as luck only in part, :func:`scale_for` of it
+(:data:`SCALE`, about 3/4, at the arena's 8 samples), for two reasons. V's
+play-out overrates a deal: a hand V rates three points above the average one
+ends, on average, about two and a half points better (the other side takes back
+part of what a strong hand sets up, which a play-out of one round does not see):
+:data:`V_FACTOR`. And the mean of K samples is itself a draw, as spread as V
+over K and unrelated to the score, so a correction's spread is (K+1)/K times what
+exact means would give: the best constant shrinks by K/(K+1). Any constant keeps
+each correction's mean at zero, so the estimator stays unbiased; this one is
+near the constant that leaves skill the least spread. ``python bench/rating.py
+--luck N`` measures the best constant again on its own games and prints it
+beside the arena's, so it can be rebuilt here rather than taken on trust: on
+1,500 units of the close pair at 8 samples it was 0.71 to 0.80 (two and three
+seats, independent and mirrored deals), on the bench's own 1,000 units 0.73 to
+0.78. (A one-off run over 800 matches of each preset, not kept as a script,
+gave 0.72 to 0.82 at two seats, 0.77 at three and 0.61 at four.)
 
 The margin of a team is its points minus the mean of the other teams' points
 (for two teams, the usual difference); the same map turns corrections into luck.
@@ -75,8 +79,18 @@ from .value import value_unchecked
 DEFAULT_SAMPLES = 8
 """Sampled outcomes per chance event (the arena's setting; any K >= 1 is unbiased)."""
 
-SCALE = 0.75
-"""What each difference of values counts as luck (see the module doc; any constant is unbiased)."""
+V_FACTOR = 0.85
+"""How much of a difference in V a deal's score keeps, on average (see the module doc)."""
+
+
+def scale_for(samples: int) -> float:
+    """What each difference of values counts as luck with ``samples`` samples: ``V_FACTOR * K / (K + 1)``,
+    about the constant that leaves skill the least spread (any constant is unbiased)."""
+    return V_FACTOR * samples / (samples + 1)
+
+
+SCALE = scale_for(DEFAULT_SAMPLES)
+"""The arena's scale: :func:`scale_for` its :data:`DEFAULT_SAMPLES` (0.756)."""
 
 NORMAL_ENDS = ("target", "deals")
 
@@ -138,8 +152,11 @@ def margins(values: Sequence[float]) -> tuple[float, ...]:
     return tuple(v - (total - v) / others for v in values)
 
 
-def luck_of_record(record: Mapping[str, Any] | GameRecord, samples: int = DEFAULT_SAMPLES) -> MatchLuck:
-    """Luck and skill of a ``tablanette-record/1`` record (a dict or :class:`GameRecord`).
+def luck_of_record(
+    record: Mapping[str, Any] | GameRecord, samples: int = DEFAULT_SAMPLES, scale: float | None = None
+) -> MatchLuck:
+    """Luck and skill of a ``tablanette-record/1`` record (a dict or :class:`GameRecord`); ``samples`` and
+    ``scale`` as for :func:`luck_of_match` (``scale=1``: as the arena counted luck before it had a scale).
 
     The record is re-verified first. Raises :class:`LuckError` for a record that does
     not verify, or that ended by a forfeit or abort (no correction is invented for those).
@@ -149,14 +166,18 @@ def luck_of_record(record: Mapping[str, Any] | GameRecord, samples: int = DEFAUL
         match = verify_record(record)
     except RecordError as exc:
         raise LuckError(f"no luck estimate: {exc}") from None
-    return luck_of_match(match, rid, samples)
+    return luck_of_match(match, rid, samples, scale)
 
 
-def luck_of_match(match: Match, record_id: str = "", samples: int = DEFAULT_SAMPLES, scale: float = SCALE) -> MatchLuck:
+def luck_of_match(
+    match: Match, record_id: str = "", samples: int = DEFAULT_SAMPLES, scale: float | None = None
+) -> MatchLuck:
     """Luck and skill of a finished :class:`Match` (trusted: played or replayed by the engine); ``scale``
-    is what each difference of values counts as luck (:data:`SCALE`; 1 gives V's differences whole)."""
+    is what each difference of values counts as luck (default :func:`scale_for` ``samples``; 1: whole)."""
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise LuckError(f"samples must be a whole number >= 1, got {samples!r}")
+    if scale is None:
+        scale = scale_for(samples)
     if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 <= scale <= 1:
         raise LuckError(f"scale must be a number from 0 to 1, got {scale!r}")
     result = match.result

@@ -33,7 +33,7 @@ from engine_service.rules import (
     round_sizes,
 )
 from engine_service.rules.cards import JACK
-from engine_service.rules.luck import SCALE
+from engine_service.rules.luck import SCALE, V_FACTOR, scale_for
 from engine_service.rules.stock import StockSampler
 from engine_service.rules.value import capture_options, tables_for
 
@@ -107,6 +107,8 @@ def test_the_scale_shrinks_every_correction_and_nothing_else() -> None:
     assert scaled.luck == pytest.approx([SCALE * lk for lk in whole.luck])
     assert all(abs(r - (lk + s)) < 1e-9 for r, lk, s in zip(scaled.raw, scaled.luck, scaled.skill, strict=True))
     assert luck_of_match(match, "s", scale=0).luck == (0.0, 0.0, 0.0)
+    assert luck_of_record(_record(match, "s"), scale=1) == whole  # as luck was counted before it had a scale
+    assert luck_of_match(match, "s", samples=3).scale == scale_for(3) == V_FACTOR * 3 / 4  # fewer draws, less
     for bad in (-0.1, 1.5, True, "0.5"):
         with pytest.raises(LuckError, match="scale"):
             luck_of_match(match, "s", scale=bad)  # type: ignore[arg-type]
