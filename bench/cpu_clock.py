@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.gateway import bench_moves  # noqa: E402
 from bench.kit import REDIS_URL, temp_arena  # noqa: E402
-from bots.sandbox import Sandbox, unavailable  # noqa: E402
 from hosting.meter import CpuMeter  # noqa: E402
+from hosting.programs.sandbox import Sandbox, unavailable  # noqa: E402
 from store.sessions import internal_secret_sync  # noqa: E402
 
 

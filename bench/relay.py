@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bots.sandbox import Limits, Sandbox, unavailable  # noqa: E402
 from hosting import sdk  # noqa: E402
+from hosting.programs.sandbox import Limits, Sandbox, unavailable  # noqa: E402
 from hosting.relay import Relay  # noqa: E402
 
 CLIENT = """\

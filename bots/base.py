@@ -4,6 +4,8 @@
 its ``legal_plays`` filled in) and returns one of those plays. The same class runs
 in-process (self-play, tests) and over gRPC through the SDK. Two optional hooks
 bracket a match: ``new_match`` before its first turn, ``end_match`` with its result.
+A bot that stands for another program raises :class:`BotFault` when that program's
+answer cannot be played.
 """
 
 from __future__ import annotations
@@ -12,6 +14,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine_service.rules import Match, Observation, Play, Rules
+
+
+class BotFault(RuntimeError):
+    """A bot's answer cannot be played, for a reason the arena can name (a program that crashed, said nothing
+    or wrote nonsense: :class:`hosting.programs.bridge.BridgeError`). The turn costs the bot a move (the
+    timeout play), not the game. ``reason`` says what went wrong in the arena's own words only (what anyone
+    may be shown); the text (``str``) is for a log and may quote the program."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = message if reason is None else reason
 
 
 class Bot:

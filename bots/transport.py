@@ -14,7 +14,7 @@ What the arena does, done here:
 - **the clock**: an answer that comes after the turn's time (its move time and
   any bank) is a timeout, whatever it says; its time is the move's ``used_ms``;
 - **a bot's bug costs a move, not the game**: ``choose`` raising (a JSON-lines
-  program that crashed, said nothing or wrote nonsense: :class:`bots.bridge.BridgeError`)
+  program that crashed, said nothing or wrote nonsense: :class:`bots.base.BotFault`)
   is answered with the engine's timeout play, as the SDK answers it, and kept
   as a fault with the bot's own reason to say at the end;
 - **a bot that never answers** (``threaded`` seats: a program, an author's
@@ -41,8 +41,7 @@ from engine_service.rules import Observation, Play, Rules
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 
-from .base import Bot
-from .bridge import BridgeError
+from .base import Bot, BotFault
 from .turns import Clock, observation_of, takes_clock, turn_clock
 
 PLAYED, TIMEOUT = dpb.PlayResponse.PLAYED, dpb.PlayResponse.TIMEOUT
@@ -138,7 +137,7 @@ class InProcessTransport:
                 play = s.bot.choose(obs, clock=clock) if s.clocked else s.bot.choose(obs)  # type: ignore[call-arg]
         except TimeoutError:
             play = None
-        except BridgeError as exc:
+        except BotFault as exc:
             s.faults.append(exc.reason)
             play = obs.legal_plays[0]
         except Exception as exc:  # a bug in the bot costs a move, as over the wire (bots.sdk)

@@ -223,8 +223,8 @@ def host(
     import logging
     import signal
 
-    from bots.sandbox import unavailable
     from hosting.host import Host
+    from hosting.programs.sandbox import unavailable
     from scheduler.queue import MatchQueue
     from store import printable
     from worker.celery_app import app as celery_app

@@ -33,8 +33,8 @@ from typing import TextIO
 
 import redis
 
-from bots.child import stop_with_parent
 from config.settings import DEFAULT_REDIS_URL
+from hosting.programs.child import stop_with_parent
 from store.client import connect
 from store.keys import Keys
 from store.tokens import BotTokens

@@ -38,11 +38,11 @@ from rich.progress import Progress
 from rich.table import Table
 
 from bots import BUILTIN_BOTS, Bot, make_bot
-from bots.bridge import ProgramBot
-from bots.child import ChildError, Running, check_runnable
 from bots.registry import parse_spec
 from engine_service.rules import Rules, dumps
 from engine_service.time_control import TimeControl
+from hosting.programs.bridge import ProgramBot
+from hosting.programs.child import ChildError, Running, check_runnable
 from scheduler.connected_programs import ProgramError
 from scheduler.local_games import Entry, Series, play_series
 from store import printable

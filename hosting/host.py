@@ -55,11 +55,11 @@ from pathlib import Path
 import redis
 
 from bots.base import Bot
-from bots.cgroups import sweep_stale
-from bots.child import Running
 from bots.registry import make_bot
-from bots.sandbox import Limits, Sandbox, SandboxError
 from bots.sdk import BotClient, parse_addresses
+from hosting.programs.cgroups import sweep_stale
+from hosting.programs.child import Running
+from hosting.programs.sandbox import Limits, Sandbox, SandboxError
 from store.leagues import LeagueError, LeagueStore
 from store.sessions import internal_secret_sync
 from store.tokens import BotTokens, TokenError

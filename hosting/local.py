@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 
 from bots.base import Bot
-from bots.bridge import ProgramBot
-from bots.child import Running
-from bots.sandbox import Limits, Sandbox, unavailable
+from hosting.programs.bridge import ProgramBot
+from hosting.programs.child import Running
+from hosting.programs.sandbox import Limits, Sandbox, unavailable
 from store.versions import build_error
 
 from . import sdk

@@ -5,6 +5,7 @@
     store                                 every Redis key and script
     engine_service                        the gRPC engine service
     bots | worker                         bot SDK and built-in bots | Celery app and match runner
+    hosting.programs                      a bot's own program: sandbox, child process, JSON-lines bridge
     scheduler                             planning and feeding leagues; self-play
     hosting                               hosted bots: submissions, builds, preflights, the host
     web                                   the web ladder (and its submission API for hosted bots)
@@ -32,10 +33,11 @@ LAYERS: dict[str, int] = {
     "engine_service": 3,
     "bots": 4,
     "worker": 4,
-    "scheduler": 5,
-    "hosting": 6,
-    "web": 7,
-    "cli": 8,
+    "hosting.programs": 5,
+    "scheduler": 6,
+    "hosting": 7,
+    "web": 8,
+    "cli": 9,
 }
 ROOMS = (
     "engine_service",

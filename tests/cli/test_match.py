@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from bots.sandbox import unavailable
 from cli.local import CLI
 from engine_service.rules import read_records, verify_record
+from hosting.programs.sandbox import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_REDIS = "redis://127.0.0.1:1/0"

@@ -24,10 +24,10 @@ from pathlib import Path
 import pytest
 from arena_harness import ROOT, new_arena, readable_folder
 
-from bots.sandbox import unavailable
 from cli.local import CLI, Child
 from engine_service.rules import verify_record
 from hosting.build import is_built
+from hosting.programs.sandbox import unavailable
 from store.leagues import LeagueStore
 from store.results import LeagueResults
 from store.versions import Versions

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from arena_harness import ROOT, Arena, new_arena, readable_folder
 
-from bots.sandbox import unavailable
 from cli.local import CLI
 from engine_service.rules import verify_record
+from hosting.programs.sandbox import unavailable
 from store.results import LeagueResults
 from store.versions import Version, Versions
 

@@ -20,13 +20,13 @@ import pytest
 from arena_harness import ROOT, Arena, readable_folder
 
 from bots.base import play_match
-from bots.bridge import BridgeError, ProgramBot
-from bots.cgroups import CGROUP_ROOT
 from bots.greedy import GreedyBot
-from bots.sandbox import Limits, Sandbox, unavailable
 from bots.sdk import Clock
 from cli.local import CLI
 from engine_service.rules import Match, Rules, match_record, verify_record
+from hosting.programs.bridge import BridgeError, ProgramBot
+from hosting.programs.cgroups import CGROUP_ROOT
+from hosting.programs.sandbox import Limits, Sandbox, unavailable
 from store.results import LeagueResults
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")

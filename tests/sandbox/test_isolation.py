@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 from arena_harness import readable_folder
 
-from bots import seccomp
-from bots.child import ChildProgram
-from bots.sandbox import Limits, Sandbox, mount_points, unavailable
 from hosting import build as builds
 from hosting.manifest import Manifest
+from hosting.programs import seccomp
+from hosting.programs.child import ChildProgram
+from hosting.programs.sandbox import Limits, Sandbox, mount_points, unavailable
 from hosting.runners import ServiceRunner
 from hosting.source import pack
 

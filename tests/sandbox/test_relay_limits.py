@@ -28,9 +28,9 @@ import pytest
 from arena_harness import Arena, arena_fixture, readable_folder
 from service_kit import RawBot, wait_until
 
-from bots.sandbox import Limits, unavailable
 from config.internal_calls import INTERNAL_METADATA
 from hosting import sdk
+from hosting.programs.sandbox import Limits, unavailable
 from hosting.relay import MAX_CONNECTIONS, Relay
 from hosting.runners import ServiceRunner
 from store.audit import AuditLog

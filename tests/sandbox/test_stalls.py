@@ -33,12 +33,12 @@ from pathlib import Path
 import pytest
 from arena_harness import Arena, new_arena, readable_folder
 
-from bots.bridge import BridgeError, ProgramBot, turn_message
-from bots.child import ChildError, ChildProgram
-from bots.sandbox import Limits, Sandbox, unavailable
 from bots.sdk import Clock
 from cli.local import CLI
 from engine_service.rules import Match, Rules, verify_record
+from hosting.programs.bridge import BridgeError, ProgramBot, turn_message
+from hosting.programs.child import ChildError, ChildProgram
+from hosting.programs.sandbox import Limits, Sandbox, unavailable
 from store.results import LeagueResults
 from store.versions import Versions
 

@@ -21,8 +21,8 @@ import pytest
 from arena_harness import new_arena, readable_folder
 from web_kit import DESKTOP, Site, open_tab
 
-from bots.sandbox import unavailable
 from cli.local import CLI, free_port
+from hosting.programs.sandbox import unavailable
 from store.leagues import LeagueStore
 from store.versions import Versions
 

@@ -34,11 +34,11 @@ import pytest
 from arena_harness import new_arena
 from web_kit import DESKTOP, Site, open_tab
 
-from bots.bridge import BridgeError
-from bots.child import Plain
 from bots.sdk import Clock
 from cli.local import CLI, free_port
 from engine_service.rules import Match, Rules
+from hosting.programs.bridge import BridgeError
+from hosting.programs.child import Plain
 from hosting.runners import HostedProgram
 from store.keys import Keys
 from store.versions import Version, Versions

@@ -15,7 +15,7 @@ it). A program that exits mid-game is started again for its next turn (turns
 carry the whole observation, so it can go on), at most ``RESTARTS`` times a game.
 A program that stops reading its input costs it the same: a line to it that
 cannot be written by the turn's deadline (its input pipe is full) ends it
-(:meth:`bots.child.ChildProgram.write_line`). Whatever it does, the program is
+(:meth:`hosting.programs.child.ChildProgram.write_line`). Whatever it does, the program is
 gone when its game ends: :meth:`ProgramBot.end_match` never waits for a turn.
 """
 
@@ -30,13 +30,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bots.base import Bot, BotFault
+from bots.turns import Clock
 from engine_service.rules import Observation, Play, Rules
 from engine_service.rules.cards import format_cards
 
-from .base import Bot
 from .child import ChildError, ChildProgram, Launcher, Running, check_runnable
 from .sandbox import Limits, Sandbox, unavailable
-from .turns import Clock
 
 log = logging.getLogger("tablanette.bridge")
 PROTOCOL = 1
@@ -48,18 +48,17 @@ END_S = 1.0
 """How long the ``end`` line may wait for room, and the program to exit after it, before it is killed."""
 
 
-class BridgeError(RuntimeError):
+class BridgeError(BotFault):
     """The program's answer cannot be played (the SDK then answers the timeout play).
 
     Its text (``str``) is for a log and may quote the program. Kept apart: ``reason``, what went wrong in
     the arena's own words only (what anyone may be shown), and ``quoted``, the program's own words the
     error is about (the answer it wrote), for its owner; its last error lines are the caller's to keep
-    (:attr:`bots.child.ChildProgram.stderr_tail`).
+    (:attr:`hosting.programs.child.ChildProgram.stderr_tail`).
     """
 
     def __init__(self, message: str, reason: str | None = None, quoted: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.reason = message if reason is None else reason
+        super().__init__(message, reason)
         self.quoted = list(quoted)
 
 
@@ -253,16 +252,15 @@ def run_bridge(
 ) -> int:
     """Connect as ``name`` and play every game through a run of ``argv``, until SIGTERM or Ctrl-C.
 
-    With ``sandbox``, each run is sandboxed with those limits (:mod:`bots.sandbox`): ``folder`` is
+    With ``sandbox``, each run is sandboxed with those limits (:mod:`hosting.programs.sandbox`): ``folder`` is
     then the program's folder, seen read-only as ``/bot`` (its working directory), and ``argv`` is
     read from inside the sandbox (``python3 bot.py``, ``./mybot``).
     """
     import sys
 
-    from store import printable  # the host's side only: a sandbox's copy of the SDK has no store
-
-    from .client_command import NO_TOKEN, run_until_stopped
-    from .sdk import BotClient
+    from bots.client_command import NO_TOKEN, run_until_stopped  # the gRPC client: only this command needs it
+    from bots.sdk import BotClient
+    from store import printable
 
     if not token:
         print(NO_TOKEN, file=sys.stderr)
