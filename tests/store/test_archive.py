@@ -288,8 +288,10 @@ def test_the_archiver_service_archives_each_league_when_it_is_due_and_keeps_runn
         assert not client.hexists(meta["young"], ARCHIVE_FIELD)
         client.hset(meta["young"], "finished_at", time.time() - 2.5 * 86400)  # now it is
         service_kit.wait_until(lambda: client.hexists(meta["young"], ARCHIVE_FIELD), 120, "league young archived")
+        # The archiver marks the league archived and only then deletes its Redis copy: wait for the deletion.
+        records = Keys(prefix).league("young").records
+        service_kit.wait_until(lambda: not client.hlen(records), 60, "league young's Redis records deleted")
         assert watcher.poll() is None, "the archiver stopped"
-        assert not client.hlen(Keys(prefix).league("young").records)
         assert len(list(LeagueResults(client, prefix).records("young"))) == young  # read from the archive
     finally:
         watcher.kill()
