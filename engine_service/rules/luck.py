@@ -122,7 +122,7 @@ class MatchLuck:
     skill: tuple[float, ...]
     events: tuple[LuckEvent, ...]
     samples: int
-    scale: float = SCALE
+    scale: float
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (numbers rounded to 1/1000 of a point)."""
