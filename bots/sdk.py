@@ -49,10 +49,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 
@@ -68,7 +67,6 @@ from .reconnect import (
     CHANNEL_OPTIONS,
     FATAL,
     WAIT_AT_LEAST,
-    WELCOME_TIMEOUT,
     BotRejected,
     backoff_delays,
     jittered,
@@ -76,6 +74,7 @@ from .reconnect import (
 )
 from .reconnect import BACKOFF_START as BACKOFF_START  # the reconnect policy (bots/reconnect.py), as the SDK's
 from .reconnect import parse_addresses as parse_addresses
+from .sdk_session import Stream, Upkeep, aio_queued, aio_stream, blocking_stream, queued, session
 from .sdk_worlds import ask_worlds, sample_worlds, world_states  # noqa: F401  (possible worlds: bots/sdk_worlds.py)
 from .turns import Clock as Clock  # a turn's clock and view are made in bots/turns.py; bots import them from here
 from .turns import observation_of as observation_of
@@ -231,134 +230,42 @@ class BotClient:
         return grpc.aio.insecure_channel(self.address, CHANNEL_OPTIONS)
 
     def _session(self) -> None:
-        """One connection, until it ends (``_welcomed`` tells whether it got in)."""
+        """One connection on grpc's blocking API, each turn answered on the pool (threads mode)."""
         outbox: queue.Queue[apb.BotMessage | None] = queue.Queue()
-        outbox.put(self._hello())
-
-        def requests() -> Iterator[apb.BotMessage]:
-            while (msg := outbox.get()) is not None:
-                yield msg
-
         with self._channel() as channel:
-            call = arena_pb2_grpc.BotGatewayStub(channel).Connect(requests())
-            with self._lock:
-                self._cancel = call.cancel
-            if self._stop.is_set():
-                call.cancel()
-            # A replica that never answers (a host cut off drops packets silently) must not hold the bot:
-            # no Welcome in time, and the next attempt goes to the next address.
-            unwelcomed = threading.Timer(WELCOME_TIMEOUT, lambda: None if self._welcomed else call.cancel())
-            unwelcomed.daemon = True
-            unwelcomed.start()
-            keepalive: threading.Thread | None = None
-            ended = threading.Event()
-
-            def on_welcome(keepalive_ms: int) -> None:
-                nonlocal keepalive
-                keepalive = self._start_keepalive(outbox, keepalive_ms, ended)
-
-            try:
+            call = arena_pb2_grpc.BotGatewayStub(channel).Connect(queued(outbox))
+            with self._opened(blocking_stream(call, outbox)) as upkeep:
                 for msg in call:
-                    self._dispatch(
-                        msg, lambda turn, at: self._submit(turn, at, outbox), self._submit_end, on_welcome, outbox.put
-                    )
-            except grpc.RpcError as exc:
-                if not (self._stop.is_set() and exc.code() == grpc.StatusCode.CANCELLED):
-                    raise
-            finally:
-                unwelcomed.cancel()
-                outbox.put(None)
-                ended.set()  # wakes the keepalive thread now, not at its next beat
-                if keepalive is not None:
-                    keepalive.join(timeout=1)
+                    self._dispatch(msg, upkeep)
 
     async def _inline_session(self) -> None:
-        """One connection answering every turn on the event loop that reads the stream (``inline``)."""
-        loop = asyncio.get_running_loop()
+        """One connection on grpc.aio, each turn answered on the loop that read it (``inline``)."""
+        outbox: asyncio.Queue[apb.BotMessage | None] = asyncio.Queue()
         async with self._aio_channel() as channel:
-            call = arena_pb2_grpc.BotGatewayStub(channel).Connect()
-            with self._lock:
-                self._cancel = lambda: loop.call_soon_threadsafe(call.cancel)
-            if self._stop.is_set():
-                call.cancel()
-            writing = asyncio.Lock()  # the keepalive task and the answers share the stream
+            call = arena_pb2_grpc.BotGatewayStub(channel).Connect(aio_queued(outbox))
+            with self._opened(aio_stream(call, outbox)) as upkeep:
+                async for msg in call:
+                    self._dispatch(msg, upkeep)
 
-            async def send(msg: apb.BotMessage) -> None:
-                async with writing:
-                    with contextlib.suppress(asyncio.InvalidStateError):  # the stream has ended: the read says how
-                        await call.write(msg)
+    @contextlib.contextmanager
+    def _opened(self, stream: Stream) -> Iterator[Upkeep]:
+        """:func:`bots.sdk_session.session` of a new call, which :meth:`stop` can now cancel."""
+        with self._lock:
+            self._cancel = stream.cancel
+        if self._stop.is_set():
+            stream.cancel()
+        with session(self.name, stream, self._hello(), self._stop.is_set) as upkeep:
+            yield upkeep
 
-            tasks: list[asyncio.Task[None]] = []
-            answers: list[apb.BotMessage] = []
-
-            def on_turn(turn: apb.Turn, received: float) -> None:
-                answers.append(self._answer_logged(turn, self._game_for(turn), received))
-
-            messages = call.__aiter__()
-
-            def on_end(info: GameInfo, result: gpb.MatchResult) -> None:
-                _end_match(self.name, info, result)
-
-            async def handle(msg: apb.ServerMessage) -> None:
-                self._dispatch(
-                    msg, on_turn, on_end, lambda ms: tasks.append(loop.create_task(_beat(send, ms))), answers.append
-                )
-                while answers:
-                    await send(answers.pop(0))
-
-            try:
-                first = await self._greeted(call, send, messages)
-                if first is None:
-                    return
-                await handle(first)
-                async for msg in messages:
-                    await handle(msg)
-            except grpc.RpcError as exc:
-                if not (self._stop.is_set() and exc.code() == grpc.StatusCode.CANCELLED):
-                    raise
-            except asyncio.CancelledError:  # what grpc.aio raises for a call cancelled on this side (stop())
-                if not self._stop.is_set():  # anything else cancelling it is a lost connection, as in threads mode
-                    raise _aio_error(grpc.StatusCode.CANCELLED, "the call was cancelled") from None
-            finally:
-                for task in tasks:
-                    task.cancel()
-
-    async def _greeted(
-        self,
-        call: Any,
-        send: Callable[[apb.BotMessage], Awaitable[None]],
-        messages: AsyncIterator[apb.ServerMessage],
-    ) -> apb.ServerMessage | None:
-        """An inline session's Hello sent, and the server's first message (None: the stream ended first).
-
-        A replica that never answers (a host cut off drops packets silently) must not hold the bot: no
-        Welcome in time, and the call is cancelled (the next attempt goes to the next address)."""
-
-        async def greeted() -> apb.ServerMessage | None:
-            await send(self._hello())
-            return await anext(messages, None)
-
-        try:
-            return await asyncio.wait_for(greeted(), WELCOME_TIMEOUT)
-        except TimeoutError:
-            call.cancel()
-            late = f"no Welcome within {WELCOME_TIMEOUT:g} s"
-            raise _aio_error(grpc.StatusCode.DEADLINE_EXCEEDED, late) from None
-
-    def _dispatch(
-        self,
-        msg: apb.ServerMessage,
-        on_turn: Callable[[apb.Turn, float], None],
-        on_end: Callable[[GameInfo, gpb.MatchResult], None],
-        on_welcome: Callable[[int], None],
-        reply: Callable[[apb.BotMessage], None],
-    ) -> None:
-        """Handle one message from the server, in stream order; turns and game ends go to the session,
-        a keepalive asking for its echo is echoed at once (``reply``: the arena times the round trip)."""
+    def _dispatch(self, msg: apb.ServerMessage, upkeep: Upkeep) -> None:
+        """Handle one message from the server, in stream order, on the thread (or loop) that read it: a
+        keepalive asking for its echo is echoed at once (the arena times the round trip), a turn is
+        answered here (inline) or handed to the pool, and so is a game's end."""
+        send = upkeep.stream.send
         kind = msg.WhichOneof("kind")
         if kind == "keepalive":
             if msg.keepalive.echo:
-                reply(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=msg.keepalive.echo)))
+                send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000), echo=msg.keepalive.echo)))
         elif kind == "welcome":
             self._welcomed = True
             self.connected.set()
@@ -371,7 +278,7 @@ class BotClient:
                 w.server_version,
                 w.grace_ms,
             )
-            on_welcome(w.keepalive_ms)
+            upkeep.welcomed(w.keepalive_ms)
         elif kind == "game_started":
             g = msg.game_started
             if g.game_id not in self.games:  # after a reconnect the game goes on with its bot
@@ -380,15 +287,22 @@ class BotClient:
                 self.games[g.game_id] = GameInfo(rules, g.seat, list(g.players), bot)
             log.info("%s: game %s started, seat %d, players %s", self.name, g.game_id, g.seat, g.players)
         elif kind == "turn":
-            on_turn(msg.turn, time.monotonic())
+            if self.inline:
+                send(self._answer_logged(msg.turn, self._game_for(msg.turn), time.monotonic()))
+            else:
+                self._submit(msg.turn, time.monotonic(), send)
         elif kind == "play_rejected":
             self.rejections.append(msg.play_rejected)
             log.warning("%s: play rejected: %s", self.name, msg.play_rejected.reason)
         elif kind == "game_over":
             self.finished.append(msg.game_over)
             self._log_result(msg.game_over)
-            if (info := self.games.pop(msg.game_over.game_id, None)) is not None:
-                on_end(info, msg.game_over.result)
+            if (info := self.games.pop(msg.game_over.game_id, None)) is None:
+                pass
+            elif self.inline:
+                _end_match(self.name, info, msg.game_over.result)
+            else:
+                self._submit_end(info, msg.game_over.result)
 
     def _log_result(self, over: apb.GameOver) -> None:
         info = self.games.get(over.game_id)
@@ -410,10 +324,10 @@ class BotClient:
             log.exception("%s: new_match raised; the game goes on", self.name)
         return bot
 
-    def _submit(self, turn: apb.Turn, received: float, outbox: queue.Queue[apb.BotMessage | None]) -> None:
+    def _submit(self, turn: apb.Turn, received: float, send: Callable[[apb.BotMessage], None]) -> None:
         """Hand a turn to the pool (none once the client is stopping: its pool is shut down)."""
         try:
-            self._pool.submit(self._play_turn, turn, received, outbox)
+            self._pool.submit(self._play_turn, turn, received, send)
         except RuntimeError:  # "cannot schedule new futures after shutdown": stop() won the race
             if not self._stop.is_set():
                 raise
@@ -431,11 +345,11 @@ class BotClient:
             info = self.games.setdefault(turn.game_id, GameInfo(rules, seat, [], self._new_bot(rules, seat)))
         return info
 
-    def _play_turn(self, turn: apb.Turn, received: float, outbox: queue.Queue[apb.BotMessage | None]) -> None:
+    def _play_turn(self, turn: apb.Turn, received: float, send: Callable[[apb.BotMessage], None]) -> None:
         """Answer one turn (on a pool thread); a game's turns one at a time."""
         info = self._game_for(turn)
         with info.lock:
-            outbox.put(self._answer_logged(turn, info, received))
+            send(self._answer_logged(turn, info, received))
 
     def _answer_logged(self, turn: apb.Turn, info: GameInfo, received: float) -> apb.BotMessage:
         """:meth:`_answer`; should anything fail, the engine's own timeout play (index 0), logged."""
@@ -461,31 +375,6 @@ class BotClient:
         except ValueError:  # not a legal play: send it anyway and let the arena say why
             move = apb.PlayMove(game_id=turn.game_id, turn_id=turn.turn_id, play=convert.play_to_pb(play))
         return apb.BotMessage(play=move)
-
-    def _start_keepalive(
-        self, outbox: queue.Queue[apb.BotMessage | None], every_ms: int, ended: threading.Event
-    ) -> threading.Thread:
-        def beat() -> None:
-            while not ended.wait(max(every_ms, 1000) / 2000) and not self._stop.is_set():
-                outbox.put(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000))))
-
-        thread = threading.Thread(target=beat, daemon=True, name=f"{self.name}-keepalive")
-        thread.start()
-        return thread
-
-
-async def _beat(send: Callable[[apb.BotMessage], Awaitable[None]], every_ms: int) -> None:
-    """An inline session's keepalives, every half of ``every_ms`` (at least every half second)."""
-    with contextlib.suppress(grpc.RpcError):  # the stream broke: the read says how
-        while True:
-            await asyncio.sleep(max(every_ms, 1000) / 2000)
-            await send(apb.BotMessage(keepalive=apb.Keepalive(unix_ms=int(time.time() * 1000))))
-
-
-def _aio_error(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
-    """An error of an inline session's call, as grpc.aio raises one (the session ends as a threads one would)."""
-    empty = grpc.aio.Metadata()
-    return grpc.aio.AioRpcError(code, empty, empty, details)
 
 
 def _end_match(name: str, info: GameInfo, result: gpb.MatchResult) -> None:
