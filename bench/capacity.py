@@ -163,7 +163,7 @@ def main() -> None:
         store.cancel(LEAGUE)
         charged = [
             f"{r.bot}: {r.timeouts} timeouts, {r.illegal} illegal, {r.forfeits} forfeits"
-            for r in LeagueResults(arena.redis, arena.prefix).ladder(LEAGUE)
+            for r in LeagueResults(arena.redis, arena.prefix).standings(LEAGUE)
             if r.timeouts or r.illegal or r.forfeits
         ]
         per_bot_kb = (held["rss_with_mb"] - rss_before) * 1024 / args.bots

@@ -50,7 +50,7 @@ def generate(client: redis.Redis, prefix: str, bots: int, matches: int) -> tuple
     )
     keys = store.keys("big")
     for name in names:
-        client.zadd(keys.ladder, {name: 1500}, nx=True)
+        client.zadd(keys.form, {name: 1500}, nx=True)
     ids = []
     batch = client.pipeline(transaction=False)
     for i in range(matches):

@@ -90,7 +90,7 @@ def judge(
     any host that ran it); ``endings``: times its program ended on the judging host.
     """
     lid = league_id(version)
-    rows = LeagueResults(store.r, store.prefix).ladder_rows(lid, [version, *REFERENCE])
+    rows = LeagueResults(store.r, store.prefix).standings_of(lid, [version, *REFERENCE])
     mine = rows.get(version)
     planned = sum(1 for seats in store.seats(lid).values() if version in seats)
     played = mine.games if mine else 0

@@ -93,7 +93,7 @@ def ladder(results: LeagueResults, league: League, limit: int | None = None, off
     fit = fitted(results, league)
     order = fit.get("skill", fit)  # the fit that orders the ladder
     page = order["ratings"][offset : None if limit is None else offset + limit]
-    counts = results.ladder_rows(league.league_id, [r["bot"] for r in page])
+    counts = results.standings_of(league.league_id, [r["bot"] for r in page])
     win_loss = {r["bot"]: r for r in fit["ratings"]} if "skill" in fit else {}
     rows = []
     for rank, r in enumerate(page, offset + 1):

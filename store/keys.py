@@ -215,8 +215,15 @@ class LeagueKeys:
         return f"{self.base}:records"
 
     @property
-    def ladder(self) -> str:
-        """Sorted set bot -> rating."""
+    def form(self) -> str:
+        """Sorted set bot -> its form: the incremental Elo, updated as each match finishes (the ladder
+        itself is fitted from :attr:`outcomes`)."""
+        return f"{self.base}:form"
+
+    @property
+    def legacy_form(self) -> str:
+        """Legacy: :attr:`form` as leagues written before December 2026 named it; renamed to it the
+        first time a process touches the league (:mod:`store.upgrade`), never written now."""
         return f"{self.base}:ladder"
 
     def stats(self, bot: str) -> str:

@@ -26,6 +26,7 @@ from .league_status import LeagueStatus
 from .ledger import Ledger
 from .quarantine import Quarantines, held, with_request
 from .tokens import NAME_RE
+from .upgrade import LeagueUpgrades
 from .versions import Versions, split_version
 
 __all__ = [
@@ -79,6 +80,7 @@ class LeagueStore(Quarantines):
         self.prefix = prefix
         self.ledger = Ledger(client)
         self._extend = client.register_script(_EXTEND)
+        self._upgrades = LeagueUpgrades(client)
 
     def keys(self, league_id: str) -> LeagueKeys:
         return Keys(self.prefix).league(league_id)
@@ -154,9 +156,10 @@ class LeagueStore(Quarantines):
         if league.status == "cancelled":
             raise LeagueError(f"league {league.league_id!r} was cancelled")
         keys = self.keys(league.league_id)
+        self._upgrades.upgrade(keys)  # a league an older arena wrote (store/upgrade.py): its form stays
         pipe = self.r.pipeline()
         for bot in league.bots:
-            pipe.zadd(keys.ladder, {bot: league.initial}, nx=True)
+            pipe.zadd(keys.form, {bot: league.initial}, nx=True)
         pipe.hsetnx(keys.meta, "started_at", time.time())
         pipe.execute()
         self.extend_plan(league.league_id, plan)

@@ -32,18 +32,21 @@ from engine_service.rules.compact import CompactRecordError, encode
 
 from .keys import LeagueKeys
 from .units import placing
+from .upgrade import FORM_LUA
 
 log = logging.getLogger("tablanette.store")
 
 MATCH_STATES = ("queued", "running", "failed")
 """The states a match moves through before it is done (each has a set of match ids)."""
 
-# KEYS: match, ladder, h2h, h2h-games, records, finished, queued, running, failed, lease, outcomes,
+# KEYS: match, form, h2h, h2h-games, records, finished, queued, running, failed, lease, outcomes, legacy form,
 #       then per seat: stats, bot-matches.
 # ARGV: match id, record, result, bots, teams, placing, totals, conduct, k, initial, now, winner, lease token,
 #       outcome, luck (per team, JSON; empty when the match has none).
-_COMMIT = """
-local mkey, ladder, h2h, h2h_games, records, finished = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+_COMMIT = (
+    FORM_LUA
+    + """
+local mkey, form, h2h, h2h_games, records, finished = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local lease = KEYS[10]
 local mid, lease_token = ARGV[1], ARGV[13]
 -- done already: written again (it stays done) so a WAIT after this call covers the commit that made it done
@@ -60,10 +63,11 @@ local luck = nil
 if ARGV[15] ~= '' then luck = cjson.decode(ARGV[15]) end
 local sum_totals = 0
 for t = 1, #totals do sum_totals = sum_totals + totals[t] end
-local function seat_key(i, j) return KEYS[11 + (i - 1) * 2 + j] end
+local function seat_key(i, j) return KEYS[12 + (i - 1) * 2 + j] end
 local rating, delta, opponents = {}, {}, 0
+upgrade_form(KEYS[12], form)  -- a league an older arena wrote (store/upgrade.py)
 for i = 1, n do
-  rating[i] = tonumber(redis.call('ZSCORE', ladder, bots[i]) or initial)
+  rating[i] = tonumber(redis.call('ZSCORE', form, bots[i]) or initial)
   delta[i] = 0
 end
 for j = 2, n do if teams[j] ~= teams[1] then opponents = opponents + 1 end end
@@ -88,7 +92,7 @@ end
 local changes = {}
 for i = 1, n do
   local new = rating[i] + delta[i]
-  redis.call('ZADD', ladder, string.format('%.6f', new), bots[i])
+  redis.call('ZADD', form, string.format('%.6f', new), bots[i])
   local skey = seat_key(i, 1)
   local team = teams[i]
   redis.call('HINCRBY', skey, 'games', 1)
@@ -119,6 +123,7 @@ redis.call('RPUSH', finished, mid)
 redis.call('RPUSH', KEYS[11], ARGV[14])
 return 1
 """
+)
 
 # KEYS: match, queued, running, failed. ARGV: match id, state, then field/value pairs.
 _SET_STATE = """
@@ -298,7 +303,7 @@ def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[st
     """The keys a match's commit touches (the commit script's ``KEYS``, in its order)."""
     out = [
         keys.match(match_id),
-        keys.ladder,
+        keys.form,
         keys.head_to_head,
         keys.head_to_head_games,
         keys.records,
@@ -306,6 +311,7 @@ def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[st
         *(keys.state_set(s) for s in MATCH_STATES),
         keys.lease(match_id),
         keys.outcomes,
+        keys.legacy_form,
     ]
     for bot in bots:
         out += [keys.stats(bot), keys.bot_matches(bot)]

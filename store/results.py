@@ -22,6 +22,7 @@ from engine_service.rules.compact import decode, decode_full, is_compact
 from .codec import text, text_map
 from .keys import ARCHIVE_FIELD, Keys, LeagueKeys
 from .leagues import LeagueError
+from .upgrade import LeagueUpgrades
 
 if TYPE_CHECKING:  # the archive brings pyarrow: only a process that reads an archived league loads it
     from .archive import ArchivedLeague
@@ -33,9 +34,12 @@ _PARSED_LIMIT = 32
 
 
 @dataclass
-class LadderRow:
+class Standing:
+    """A bot's record in a league: its form (the incremental Elo) and its counts, as the ledger keeps them."""
+
     bot: str
     rating: float
+    """The form."""
     games: int = 0
     wins: int = 0
     draws: int = 0
@@ -85,6 +89,7 @@ class LeagueResults:
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.r = client
         self.prefix = prefix
+        self._upgrades = LeagueUpgrades(client)
         self._parsed: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
         """(league, cache) -> (stamp, the cache as parsed when it had that stamp): see :meth:`cached`."""
 
@@ -93,28 +98,29 @@ class LeagueResults:
         keys = Keys(self.prefix).league(league_id)
         if not self.r.exists(keys.meta):
             raise LeagueError(f"no league named {league_id!r}")
+        self._upgrades.upgrade(keys)  # a league an older arena wrote (store/upgrade.py)
         return keys
 
     def ping(self) -> bool:
         return bool(self.r.ping())
 
-    # --------------------------------------------------------- ladder
+    # --------------------------------------------------------- standings: each bot's form and counts
 
-    def ladder(self, league_id: str) -> list[LadderRow]:
-        """Every bot, best rating first (one pipelined read of all stats)."""
+    def standings(self, league_id: str) -> list[Standing]:
+        """Every bot, best form first (one pipelined read of all stats)."""
         keys = self.keys(league_id)
-        ranked: list[tuple[bytes, float]] = self.r.zrevrange(keys.ladder, 0, -1, withscores=True)  # type: ignore[assignment]
+        ranked: list[tuple[bytes, float]] = self.r.zrevrange(keys.form, 0, -1, withscores=True)  # type: ignore[assignment]
         pipe = self.r.pipeline(transaction=False)
         for bot, _ in ranked:
             pipe.hgetall(keys.stats(text(bot)))
         return [_row(text(bot), rating, stats) for (bot, rating), stats in zip(ranked, pipe.execute(), strict=True)]
 
-    def ladder_rows(self, league_id: str, bots: Sequence[str]) -> dict[str, LadderRow]:
+    def standings_of(self, league_id: str, bots: Sequence[str]) -> dict[str, Standing]:
         """The rows of ``bots`` that have one (one pipelined read)."""
         keys = self.keys(league_id)
         pipe = self.r.pipeline(transaction=False)
         for bot in bots:
-            pipe.zscore(keys.ladder, bot)
+            pipe.zscore(keys.form, bot)
             pipe.hgetall(keys.stats(bot))
         got = pipe.execute()
         return {
@@ -123,14 +129,14 @@ class LeagueResults:
             if rating is not None
         }
 
-    def ladder_row(self, league_id: str, bot: str) -> LadderRow | None:
+    def standing(self, league_id: str, bot: str) -> Standing | None:
         keys = self.keys(league_id)
-        rating = self.r.zscore(keys.ladder, bot)
+        rating = self.r.zscore(keys.form, bot)
         return None if rating is None else _row(bot, float(rating), self.r.hgetall(keys.stats(bot)))
 
-    def rank(self, league_id: str, bot: str) -> int:
-        """The bot's place on the ladder (1 is first)."""
-        rank = self.r.zrevrank(self.keys(league_id).ladder, bot)  # 0-based; typed loosely by redis-py
+    def form_rank(self, league_id: str, bot: str) -> int:
+        """The bot's place by form (1 is first); the ladder's own order is the fitted ratings'."""
+        rank = self.r.zrevrank(self.keys(league_id).form, bot)  # 0-based; typed loosely by redis-py
         return (rank if isinstance(rank, int) else 0) + 1
 
     def trends(self, league_id: str, bots: Sequence[str], points: int) -> list[list[float]]:
@@ -337,9 +343,9 @@ def stored_record(raw: bytes | str, where: str) -> GameRecord:
         raise RecordError(f"{where}: the stored record is neither compact nor JSON: {exc}") from None
 
 
-def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> LadderRow:
+def _row(bot: str, rating: float, raw: Mapping[Any, Any]) -> Standing:
     stats = text_map(raw)
-    row = LadderRow(bot, float(rating))
+    row = Standing(bot, float(rating))
     for f in ("games", "wins", "draws", "losses", "points", "timeouts", "illegal", "forfeits"):
         setattr(row, f, int(stats.get(f, 0)))
     row.last_played = float(stats["last_played"]) if "last_played" in stats else None

@@ -124,7 +124,7 @@ def recent_matches(reads: Reads, league_id: str, limit: int = 20, offset: int = 
 
 
 def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[str, Any]:
-    row = reads.results.ladder_row(league_id, bot)
+    row = reads.results.standing(league_id, bot)
     if row is None:
         raise LeagueError(f"no bot named {bot!r} in league {league_id!r}")
     history, length = reads.results.history(league_id, bot, CHART_POINTS)
@@ -142,7 +142,7 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
         "form": form,
         **({k: mine[k] for k in ("rating", "interval", "provisional", "margin", "margin_interval")} if mine else {}),
         **skill,
-        "rank": rank or reads.results.rank(league_id, bot),
+        "rank": rank or reads.results.form_rank(league_id, bot),
         "quarantine": printable.deep(reads.leagues.quarantined(league_id).get(bot)),
         "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
         "history_points": length,
@@ -284,7 +284,7 @@ def _leagues_of(reads: Reads, wanted: Callable[[str], bool]) -> dict[str, list[L
 
 def _standing(reads: Reads, league: League, name: str) -> dict[str, Any]:
     """The version in one league: its fitted rating and interval, games, conduct, and quarantine if any."""
-    row = reads.results.ladder_row(league.league_id, name)
+    row = reads.results.standing(league.league_id, name)
     ranked = fitted(reads.results, league)["ratings"] if row is not None else []
     mine = next((r for r in ranked if r["bot"] == name), None)
     return {

@@ -199,7 +199,7 @@ def _quarantine_misbehaving(
         elif league.quarantine_timeouts and conduct.timeouts >= league.quarantine_timeouts:
             reason = f"{conduct.timeouts} timeouts in match {match_id}"
         elif league.quarantine_forfeits and conduct.forfeit:
-            row = stats.ladder_row(keys.league, bot)
+            row = stats.standing(keys.league, bot)
             if row is not None and row.forfeits >= league.quarantine_forfeits:
                 reason = f"{row.forfeits} forfeits in the league (the last in match {match_id})"
         if reason and store.quarantine(keys.league, bot, reason, match_id):

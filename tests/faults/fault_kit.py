@@ -167,7 +167,7 @@ class FaultArena:
         assert (status.status, status.done, status.failed) == ("finished", len(plan), 0), store.troubles(LEAGUE)
         finished = [m.decode() for m in self.arena.redis.lrange(self.keys.finished_order, 0, -1)]
         assert sorted(finished) == sorted(plan), "every match counted exactly once"
-        rows = LeagueResults(self.arena.redis, self.arena.prefix).ladder(LEAGUE)
+        rows = LeagueResults(self.arena.redis, self.arena.prefix).standings(LEAGUE)
         games = 2 * (len(BOTS) - 1)
         assert sum(r.rating for r in rows) == _approx(1500 * len(BOTS))
         for r in rows:

@@ -144,7 +144,7 @@ class HostileArena:
         assert sorted(finished) == sorted(plan), "every match counted exactly once"
         results = LeagueResults(self.arena.redis, self.arena.prefix)
         games = int(BESIDE_GAMES) * (len(HEALTHY) - 1)
-        for row in results.ladder(BESIDE):
+        for row in results.standings(BESIDE):
             assert row.games == row.wins + row.draws + row.losses == games, row
             assert (row.timeouts, row.illegal, row.forfeits) == (0, 0, 0), f"{row.bot} was charged: {row}"
         for record in results.records(BESIDE):

@@ -348,7 +348,7 @@ def test_broken_bots_are_quarantined_and_an_operator_lifts_them(hostile: Hostile
         assert status.failed == 0 and status.remaining > 0, status
         out = hostile.cli("league", "status", "rogues")
         assert "liar in quarantine" in out and "mute in quarantine" in out, out
-        rows = {r.bot: r for r in LeagueResults(arena.redis, arena.prefix).ladder("rogues")}
+        rows = {r.bot: r for r in LeagueResults(arena.redis, arena.prefix).standings("rogues")}
         assert all(r.forfeits == 0 for r in rows.values()), "held matches are never forfeited"
         if "eve" in rows:
             assert (rows["eve"].timeouts, rows["eve"].illegal) == (0, 0)

@@ -65,7 +65,7 @@ def test_the_league_pauses_for_an_absent_bot_says_so_and_goes_on_when_it_comes(a
     wait_for(lambda: not feeder.alive(), 180, "the league to finish once cid came")
     s = status(arena, "pause")
     assert (s["status"], s["done"], s["failed"], s["absent"]) == ("finished", 6, 0, {})
-    rows = LeagueResults(arena.redis, arena.prefix).ladder("pause")
+    rows = LeagueResults(arena.redis, arena.prefix).standings("pause")
     assert all(r.forfeits == 0 and r.games == 4 for r in rows)
 
 
@@ -77,7 +77,7 @@ def test_an_absent_bot_past_the_limit_forfeits_its_matches_and_only_it_is_charge
     assert "waiting for cid: not connected" in run.stdout + run.stderr
     s = status(arena, "forfeit")
     assert (s["status"], s["done"], s["failed"]) == ("finished", 6, 0)
-    rows = {r.bot: r for r in LeagueResults(arena.redis, arena.prefix).ladder("forfeit")}
+    rows = {r.bot: r for r in LeagueResults(arena.redis, arena.prefix).standings("forfeit")}
     assert rows[ABSENT].forfeits == rows[ABSENT].losses == 4 and rows[ABSENT].games == 4
     assert rows["ann"].forfeits == rows["bea"].forfeits == 0
     for record in LeagueResults(arena.redis, arena.prefix).records("forfeit"):

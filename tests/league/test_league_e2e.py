@@ -79,7 +79,7 @@ def test_double_round_robin_with_two_workers_counts_every_match_once(arena: Aren
     meetings = Counter(frozenset(m.seats) for m in plan)
     assert set(meetings.values()) == {4}  # each pairing: 2 games x 2 cycles
 
-    ladder = LeagueResults(arena.redis, arena.prefix).ladder("rr")
+    ladder = LeagueResults(arena.redis, arena.prefix).standings("rr")
     assert {r.bot for r in ladder} == set(bots)
     for row in ladder:
         assert row.wins + row.draws + row.losses == row.games == 12
@@ -133,7 +133,7 @@ def test_a_worker_killed_mid_match_has_its_match_played_again_and_counted_once(a
     assert victim[b"status"] == b"done"
     assert int(victim[b"starts"]) == 2  # played again after the kill ...
     assert b"attempts" not in victim  # ... which the match is not charged for
-    rows = LeagueResults(arena.redis, arena.prefix).ladder("kill")
+    rows = LeagueResults(arena.redis, arena.prefix).standings("kill")
     assert [r.games for r in rows] == [2, 2]  # ... and counted once
     verify_record(stored_record(arena.redis.hget(keys.records, victim_mid), victim_mid))
 
@@ -163,7 +163,7 @@ def test_a_stopped_scheduler_resumes_without_replaying_or_skipping(arena: Arena)
     assert len(finished) == len(set(finished))  # nothing counted twice
     attempts = [int(arena.redis.hget(keys.match(mid), "starts")) for mid in plan_ids]
     assert attempts == [1] * total  # nothing replayed: every match was played exactly once
-    rows = LeagueResults(arena.redis, arena.prefix).ladder("resume")
+    rows = LeagueResults(arena.redis, arena.prefix).standings("resume")
     assert sum(r.games for r in rows) == 2 * total
 
 
@@ -208,7 +208,7 @@ def test_multi_player_tables_and_partnerships_are_rated_and_verified(
 
     store = LeagueStore(arena.redis, arena.prefix)
     assert store.status("tables").done == expected  # 3 seats: C(4,3) tables x 3 rotations; 4: 3 splits x 2
-    rows = LeagueResults(arena.redis, arena.prefix).ladder("tables")
+    rows = LeagueResults(arena.redis, arena.prefix).standings("tables")
     assert sum(r.rating for r in rows) == pytest.approx(1500 * 4, abs=1e-3)
     for row in rows:
         assert row.wins + row.draws + row.losses == row.games
@@ -245,7 +245,7 @@ def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena
     assert 2 <= status["done"] < status["total"] == 18
     finished = finished_ids(arena, "cancel")
     assert len(finished) == len(set(finished)) == status["done"]
-    rows = LeagueResults(arena.redis, arena.prefix).ladder("cancel")
+    rows = LeagueResults(arena.redis, arena.prefix).standings("cancel")
     assert sum(r.games for r in rows) == 2 * status["done"]  # what was played stays counted, once
 
 
@@ -269,7 +269,7 @@ def test_a_match_that_keeps_failing_is_marked_failed_with_its_error_and_the_leag
     failed = arena.redis.hgetall(keys.match("r1/p1/g1"))
     assert failed[b"status"] == b"failed"
     assert failed[b"attempts"] == b"2" and b"1 bots for 2 seats" in failed[b"first_error"]
-    assert all(r.games == 0 for r in LeagueResults(arena.redis, arena.prefix).ladder("poison"))
+    assert all(r.games == 0 for r in LeagueResults(arena.redis, arena.prefix).standings("poison"))
     arena.redis.hset(keys.meta, "rules", '{"preset": "no-such-preset"}')  # the scheduler says so, clearly
     broken = arena.tablanette("league", "status", "poison")
     assert broken.returncode == 0  # status does not need the rules

@@ -70,7 +70,7 @@ def test_every_process_serves_its_series_during_a_league_and_the_counts_match_th
     assert total(after, 'tablanette_matches_total{outcome="done"}') == MATCHES
     assert total(after, "tablanette_match_duration_seconds_count") == MATCHES
     assert total(after, "tablanette_matches_running") == 0
-    ladder = {row.bot: row for row in LeagueResults(arena.redis, arena.prefix).ladder("m")}
+    ladder = {row.bot: row for row in LeagueResults(arena.redis, arena.prefix).standings("m")}
     for bot in BOTS:  # what the workers counted is what the ledger holds, every bot's series present
         assert total(after, f'tablanette_timeouts_total{{bot="{bot}"}}') == ladder[bot].timeouts
         assert total(after, f'tablanette_illegal_plays_total{{bot="{bot}"}}') == ladder[bot].illegal

@@ -45,5 +45,5 @@ def test_held_matches_wait_for_the_lift_then_the_league_finishes(arena: Arena) -
     assert feeder.popen.returncode == 0, feeder.tail()
     final = store.status("q")
     assert (final.status, final.done, final.failed) == ("finished", 6, 0)
-    for row in LeagueResults(arena.redis, arena.prefix).ladder("q"):
+    for row in LeagueResults(arena.redis, arena.prefix).standings("q"):
         assert row.games == 4 and (row.timeouts, row.illegal, row.forfeits) == (0, 0, 0), row

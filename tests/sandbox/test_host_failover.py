@@ -92,7 +92,7 @@ def test_a_killed_hosts_versions_are_taken_over_and_their_games_go_on(work: Path
         assert "finished, 12 of 12 matches done" in feeder.text(), feeder.tail()
 
         results = LeagueResults(arena.redis, arena.prefix)
-        for row in results.ladder("failover"):
+        for row in results.standings("failover"):
             assert (row.games, row.timeouts, row.illegal, row.forfeits) == (12, 0, 0, 0), row
         records = list(results.records("failover"))
         assert len(records) == 12

@@ -192,7 +192,7 @@ def test_failed_versions_are_refused_by_rated_leagues_and_ready_ones_play_one(
     run = arena.tablanette("league", "start", "hosted", timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     results = LeagueResults(arena.redis, arena.prefix)
-    rows = results.ladder("hosted")
+    rows = results.standings("hosted")
     assert {row.bot for row in rows} == {f"{name}@1" for name in EXAMPLES if name in got}
     for row in rows:
         assert row.games > 0 and (row.timeouts, row.illegal, row.forfeits) == (0, 0, 0), row
@@ -222,7 +222,7 @@ def test_a_cpu_clock_league_charges_hosted_bots_their_cpu_time_not_their_waits(
         assert arena.tablanette("league", "add-bot", league, "sleeper@1", "spinner@1").returncode == 0
         run = arena.tablanette("league", "start", league, timeout=600)
         assert run.returncode == 0, run.stdout + run.stderr
-        rows = {row.bot: row for row in results.ladder(league)}
+        rows = {row.bot: row for row in results.standings(league)}
         sleeper, spinner = rows["sleeper@1"], rows["spinner@1"]
         assert sleeper.games == spinner.games == 2
         assert spinner.timeouts == turns, spinner

@@ -257,7 +257,7 @@ def test_a_sandboxed_bridged_bot_plays_a_league_through_the_arena(arena: Arena, 
     run = arena.tablanette("league", "start", "boxed", timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     results = LeagueResults(arena.redis, arena.prefix)
-    for row in results.ladder("boxed"):
+    for row in results.standings("boxed"):
         assert (row.games, row.timeouts, row.illegal, row.forfeits) == (4, 0, 0, 0), row
     for record in results.records("boxed"):
         verify_record(record)

@@ -347,7 +347,7 @@ def _host_attacked(arena: Arena, work: Path, marker: str, hang_marker: str) -> N
     wait_for(lambda: not healthy.alive(), "the healthy league to finish", 180)
     assert "finished, 2 of 2 matches done" in healthy.text(), healthy.tail()
     results = LeagueResults(arena.redis, arena.prefix)
-    for row in results.ladder("healthy"):
+    for row in results.standings("healthy"):
         assert (row.games, row.timeouts, row.illegal, row.forfeits) == (2, 0, 0, 0), row
     for record in results.records("healthy"):
         verify_record(record)
@@ -356,7 +356,7 @@ def _host_attacked(arena: Arena, work: Path, marker: str, hang_marker: str) -> N
 
     wait_for(lambda: not stall.alive(), "the staller's league to finish", 120)
     assert "finished, 1 of 1 matches done" in stall.text(), stall.tail()
-    rival = {row.bot: row for row in results.ladder("stall")}["rival-a"]  # its opponent is charged nothing
+    rival = {row.bot: row for row in results.standings("stall")}["rival-a"]  # its opponent is charged nothing
     assert (rival.games, rival.timeouts, rival.illegal, rival.forfeits) == (1, 0, 0, 0), rival
     for record in results.records("stall"):
         verify_record(record)

@@ -178,7 +178,7 @@ def test_bridged_bots_play_a_league_through_the_arena(arena: Arena, tmp_path: Pa
     run = arena.tablanette("league", "start", "bridged", timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     results = LeagueResults(arena.redis, arena.prefix)
-    rows = results.ladder("bridged")
+    rows = results.standings("bridged")
     assert sorted(r.bot for r in rows) == ["perly", "pyline"]
     for r in rows:
         assert (r.games, r.timeouts, r.illegal, r.forfeits) == (4, 0, 0, 0), r

@@ -99,7 +99,7 @@ def test_a_worker_with_the_ca_plays_a_league_over_tls(tls: TlsArena) -> None:
     try:
         run = _league(tls.arena, "tls-league", tls.bots)
         assert run.returncode == 0, run.stderr + run.stdout
-        rows = LeagueResults(tls.arena.redis, tls.arena.prefix).ladder("tls-league")
+        rows = LeagueResults(tls.arena.redis, tls.arena.prefix).standings("tls-league")
         assert [r.games for r in rows] == [1, 1] and all(r.forfeits == 0 for r in rows)
     finally:
         worker.stop()
@@ -121,7 +121,7 @@ def test_a_worker_that_cannot_reach_a_tls_replica_never_forfeits_bots_and_says_w
         match = LeagueStore(tls.arena.redis, tls.arena.prefix).match("no-ca", "r1/p1/g1")
         assert match["status"] in ("queued", "running") and "attempts" not in match  # never counted against it
         assert "UNAVAILABLE" in match["interrupted"] or "unreachable" in match["interrupted"], match
-        rows = LeagueResults(tls.arena.redis, tls.arena.prefix).ladder("no-ca")
+        rows = LeagueResults(tls.arena.redis, tls.arena.prefix).standings("no-ca")
         assert all(r.games == 0 and r.forfeits == 0 and r.rating == 1500 for r in rows)  # nobody was scored
         status = tls.arena.tablanette("league", "status", "no-ca")
         assert "interrupted" in status.stdout and "r1/p1/g1" in status.stdout, status.stdout

@@ -33,7 +33,7 @@ def record_for(rules: Rules, seed: str, names: list[str]) -> dict:  # type: igno
 
 
 def ratings(client: redis.Redis, keys: LeagueKeys) -> dict[str, float]:
-    return {k.decode(): v for k, v in client.zrange(keys.ladder, 0, -1, withscores=True)}
+    return {k.decode(): v for k, v in client.zrange(keys.form, 0, -1, withscores=True)}
 
 
 def test_a_match_committed_twice_counts_once(ledger: tuple[redis.Redis, LeagueKeys]) -> None:

@@ -54,7 +54,7 @@ def test_outcomes_carry_luck_and_bots_their_totals(league: tuple[redis.Redis, st
     assert [o.luck for o in outcomes] == expected
     rows = results.match_rows("L", ["m0", "m1", "m2"])
     assert [tuple(r["luck"]) for r in rows] == expected
-    cards = results.ladder_row("L", "a").cards()  # type: ignore[union-attr]
+    cards = results.standing("L", "a").cards()  # type: ignore[union-attr]
     raw = sum(r["score"][0] - r["score"][1] for r in recs) / 3
     assert cards["games"] == 3 and cards["raw"] == pytest.approx(raw, abs=0.01)
     assert cards["luck"] == pytest.approx(sum(x[0] for x in expected) / 3, abs=0.01)
@@ -72,7 +72,7 @@ def test_a_forfeit_has_no_luck_and_an_old_outcome_reads_without(league: tuple[re
     results = LeagueResults(client, prefix)
     (raw,) = results.outcomes("L")
     assert len(raw) == 5 and Outcome.from_json(raw).luck is None
-    assert results.match_rows("L", ["f"])[0]["luck"] is None and results.ladder_row("L", "a").luck_games == 0  # type: ignore[union-attr]
+    assert results.match_rows("L", ["f"])[0]["luck"] is None and results.standing("L", "a").luck_games == 0  # type: ignore[union-attr]
     assert Outcome.from_json({"m": "x", "u": "x", "t": [["a"], ["b"]], "p": [1, 0], "s": [3, 1]}).luck is None
     with pytest.raises(ValueError, match="luck for 1 teams"):
         store.ledger.commit(store.keys("L"), "g", rec, ["a", "b"], [CLEAN, CLEAN], 24, 1500, luck=[1.0])

@@ -131,7 +131,7 @@ def whole(x: float) -> str:
 
 
 def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> None:
-    counts = {r.bot: r for r in LeagueResults(site.arena.redis, site.arena.prefix).ladder(LEAGUE)}
+    counts = {r.bot: r for r in LeagueResults(site.arena.redis, site.arena.prefix).standings(LEAGUE)}
     fit = fitted(site)["rows"]
     rows = [counts[r["bot"]] for r in fit]  # ladder order: the fitted rating's
     page = tab.open(f"/leagues/{LEAGUE}")
@@ -272,7 +272,7 @@ def test_recent_matches_link_to_their_replays(tab: Tab, site: Site) -> None:
 
 def test_bot_page_shows_history_conduct_and_results_from_its_seat(tab: Tab, site: Site) -> None:
     best = fitted(site)["rows"][0]
-    top = LeagueResults(site.arena.redis, site.arena.prefix).ladder_row(LEAGUE, best["bot"])
+    top = LeagueResults(site.arena.redis, site.arena.prefix).standing(LEAGUE, best["bot"])
     assert top is not None
     page = tab.open(f"/leagues/{LEAGUE}/bots/{top.bot}")
     assert page.locator("h1").inner_text() == top.bot
@@ -587,7 +587,7 @@ def test_bot_page_shows_luck_and_skill_per_match_and_in_total(tab: Tab, site: Si
     from engine_service.rules import luck_of_record
 
     best = fitted(site)["rows"][0]["bot"]
-    top = LeagueResults(site.arena.redis, site.arena.prefix).ladder_row(LEAGUE, best)
+    top = LeagueResults(site.arena.redis, site.arena.prefix).standing(LEAGUE, best)
     assert top is not None and top.luck_games == top.games > 0  # no forfeit: every match has luck
     cards = top.cards()
     page = tab.open(f"/leagues/{LEAGUE}/bots/{best}")
