@@ -311,15 +311,17 @@ class LocalArena:
     def supervised(self) -> Iterator[LocalArena]:
         """Stop every child when the block ends, however it ends (see the module's doc).
 
-        SIGTERM and SIGHUP raise :class:`Stopped` in the block (SIGINT raises
-        KeyboardInterrupt as usual); a closed output pipe is the caller's to notice
-        (:func:`output_closed`).
+        SIGTERM and SIGHUP raise :class:`Stopped` in the block, SIGINT raises
+        KeyboardInterrupt, even in a process started with SIGINT ignored (a shell
+        runs a background job so, and Python then leaves Ctrl-C ignored); a closed
+        output pipe is the caller's to notice (:func:`output_closed`).
         """
 
         def stop(signum: int, frame: FrameType | None) -> None:
             raise Stopped(signal.Signals(signum).name)
 
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             yield self
         finally:

@@ -134,6 +134,8 @@ def test_up_runs_the_arena_in_the_foreground_and_ctrl_c_stops_everything(tmp_pat
         text=True,
         env=env,
         cwd=ROOT,
+        # as a shell starts a background job (`tablanette up &`): Ctrl-C ignored, which Python would keep
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         assert up.stdout is not None
