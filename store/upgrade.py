@@ -21,6 +21,8 @@ What has changed so far:
 
 from __future__ import annotations
 
+import weakref
+
 import redis
 
 from .keys import LeagueKeys
@@ -37,12 +39,19 @@ end
 _UPGRADE = FORM_LUA + "upgrade_form(KEYS[1], KEYS[2]) return 1"
 
 
+_DONE: weakref.WeakKeyDictionary[redis.Redis, set[str]] = weakref.WeakKeyDictionary()
+"""Per Redis client, the leagues upgraded (or found up to date) through it."""
+
+
 class LeagueUpgrades:
-    """Upgrades each league once per process (then it remembers: only an old process could undo it)."""
+    """Upgrades each league once per Redis client (then it remembers: only an old process could undo it).
+
+    What is remembered belongs to the client, not to this object: the scheduler, the worker and the
+    preflight make a reader per use, and each would otherwise ask Redis again."""
 
     def __init__(self, client: redis.Redis) -> None:
         self._script = client.register_script(_UPGRADE)
-        self._done: set[str] = set()
+        self._done = _DONE.setdefault(client, set())
 
     def upgrade(self, keys: LeagueKeys) -> None:
         if keys.base in self._done:

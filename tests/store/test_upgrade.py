@@ -78,3 +78,16 @@ def test_a_league_already_on_the_new_key_is_never_overwritten(old_league: tuple[
     client.zadd(keys.form, {"a": 1600.0, "b": 1400.0})
     assert {r.bot: r.rating for r in LeagueResults(client, prefix).standings("L")} == {"a": 1600.0, "b": 1400.0}
     assert form(client, keys.legacy_form) == OLD
+
+
+def test_a_league_is_upgraded_once_per_client_however_many_readers_it_makes(
+    old_league: tuple[redis.Redis, str, LeagueKeys], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scheduler makes a reader each time it reads: only the first may ask Redis to upgrade."""
+    client, prefix, _ = old_league
+    asked: list[object] = []
+    evalsha = client.evalsha
+    monkeypatch.setattr(client, "evalsha", lambda *a, **kw: asked.append(a) or evalsha(*a, **kw))
+    for _ in range(3):
+        assert {r.bot: r.rating for r in LeagueResults(client, prefix).standings("L")} == OLD
+    assert len(asked) == 1
