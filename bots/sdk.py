@@ -297,12 +297,11 @@ class BotClient:
         elif kind == "game_over":
             self.finished.append(msg.game_over)
             self._log_result(msg.game_over)
-            if (info := self.games.pop(msg.game_over.game_id, None)) is None:
-                pass
-            elif self.inline:
-                _end_match(self.name, info, msg.game_over.result)
-            else:
-                self._submit_end(info, msg.game_over.result)
+            if (info := self.games.pop(msg.game_over.game_id, None)) is not None:
+                if self.inline:  # on this loop, after the game's last answer
+                    _end_match(self.name, info, msg.game_over.result)
+                else:
+                    self._submit_end(info, msg.game_over.result)
 
     def _log_result(self, over: apb.GameOver) -> None:
         info = self.games.get(over.game_id)
