@@ -155,8 +155,7 @@ class BotClient:
         self._stop.set()
         with self._lock:
             if self._cancel is not None:
-                with contextlib.suppress(RuntimeError):  # an inline session's loop already closed
-                    self._cancel()
+                self._cancel()  # any thread, even once an inline session's loop has closed (Stream.cancel)
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     @property
