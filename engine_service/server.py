@@ -145,7 +145,7 @@ class EngineServer:
                 await asyncio.sleep(1.0)
             finally:
                 with contextlib.suppress(Exception):
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # untyped before redis-py 8.2
 
     async def start(self) -> int:
         secret = self._secret = await internal_secret(self.redis, self.settings.prefix)

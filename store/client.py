@@ -342,9 +342,10 @@ def connect(url: str, ride_out: bool = False, timeout: float | None = None) -> r
     if target is None:
         return redis.Redis.from_url(url, **kwargs)
     check_sentinels(url)
-    sentinel = redis.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call]
+    # redis-py 8.1 leaves its Sentinel calls untyped and 8.2 types them: the ignores hold for both
+    sentinel = redis.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call, unused-ignore]
     kind = _FollowingSSLConnection if target.ssl else _FollowingConnection
-    client: redis.Redis = sentinel.master_for(target.master, connection_class=kind, **kwargs)  # type: ignore[no-untyped-call]
+    client: redis.Redis = sentinel.master_for(target.master, connection_class=kind, **kwargs)  # type: ignore[no-untyped-call, unused-ignore]
     return client
 
 
@@ -358,7 +359,7 @@ def connect_async(url: str, ride_out: bool = False, max_connections: int | None 
     target = sentinel_target(url)
     if target is not None:
         check_sentinels(url)
-        sentinel = redis.asyncio.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call]
+        sentinel = redis.asyncio.sentinel.Sentinel(target.sentinels, **_sentinel_kwargs(target))  # type: ignore[no-untyped-call, unused-ignore]
         if max_connections is not None:  # a burst waits for a free connection, as below
             kwargs.update(max_connections=max_connections, timeout=None)
         kind = _BlockingSentinelPool if max_connections is not None else redis.asyncio.sentinel.SentinelConnectionPool
