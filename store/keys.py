@@ -165,6 +165,11 @@ class LeagueKeys:
         """Stream with a TTL: a running match's public events for spectators (:mod:`store.live`)."""
         return f"{self.base}:live:{match_id}"
 
+    def watched(self, match_id: str) -> str:
+        """String with a TTL: someone watches the match (set by the web while it has spectators of it); its
+        runner publishes the match's events only once it is set (:mod:`store.live`)."""
+        return f"{self.base}:watched:{match_id}"
+
     def state_set(self, state: str) -> str:
         """Set of the match ids in ``state`` (queued, running or failed; a done match is in
         :attr:`finished_order`, which counts them)."""

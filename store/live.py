@@ -14,6 +14,16 @@ what an entry holds at or before the id they read after is left out. The stream 
 died leaves nothing for long), and :data:`FINISHED_TTL_S` after its ``over``
 event: by then the finished match's replay is what spectators see.
 
+A match nobody watches is not published at all: most are never watched, and a
+stream each would cost the league Redis's work and memory and the runner its
+time for nothing. While it has spectators of a match, the web keeps the match's
+``LeagueKeys.watched`` key set (:func:`mark_watched`, :data:`WATCHED_TTL_S`); the
+runner looks at it (:func:`is_watched`) as the match starts, every
+``worker.live.LOOK_S`` after, and as it ends, and from the first time it is set
+publishes every event of the try, from its first: a spectator who came before
+then reads them all, only a moment later (each event holds the whole public
+position, and none is missed).
+
 Event ids travel to spectators as ``<attempt>-<id>`` too (the SSE ``id:`` field,
 sent back as ``Last-Event-ID``); :func:`parse_event_id` reads one back and
 refuses anything else.
@@ -43,6 +53,10 @@ RUNNING_TTL_S = 3600
 """How long a running match's stream outlives its last write (a runner that died leaves nothing for long)."""
 FINISHED_TTL_S = 120
 """How long a finished match's stream stays, for spectators still reading its last events."""
+WATCHED_TTL_S = 30
+"""How long a match counts as watched after the web last said so (it says so every :data:`WATCHED_EVERY_S`
+while it has spectators of the match)."""
+WATCHED_EVERY_S = 10.0
 MAX_EVENT_NUMBER = 10**12
 _EVENT_ID = re.compile(r"^\s*([0-9]{1,6})-([0-9]{1,13})\s*$")
 
@@ -67,6 +81,16 @@ async def publish(
     over = events[-1].get("kind") == "over"
     pipe.expire(key, FINISHED_TTL_S if over else RUNNING_TTL_S)
     await pipe.execute()
+
+
+async def mark_watched(r: AsyncRedis, keys: LeagueKeys, match_id: str) -> None:
+    """Someone watches the match: its runner publishes it (for :data:`WATCHED_TTL_S` unless said again)."""
+    await r.set(keys.watched(match_id), 1, ex=WATCHED_TTL_S)
+
+
+async def is_watched(r: AsyncRedis, keys: LeagueKeys, match_id: str) -> bool:
+    """Whether someone watches the match (or did within :data:`WATCHED_TTL_S`)."""
+    return bool(await r.exists(keys.watched(match_id)))
 
 
 def event_order(event_id: str) -> tuple[int, int]:

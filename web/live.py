@@ -12,9 +12,11 @@ arena fault) starts at event 1 of a higher attempt, and the page starts afresh.
 
 One web process reads each watched match's stream once, however many watch it:
 :class:`LiveHub` keeps one reader task per match (``XREAD BLOCK`` on the
-stream), encodes what each read brings once, and hands it to each spectator's
-queue as one batch, which the spectator's response writes in one go. A spectator that does
-not read is dropped once :data:`SPECTATOR_BUFFER` events wait for it (it may
+stream; it also keeps the match marked as watched, without which its runner
+publishes nothing, :func:`store.live.mark_watched`), encodes what each read
+brings once, and hands it to each spectator's queue as one batch, which the
+spectator's response writes in one go. A spectator that does not read is
+dropped once :data:`SPECTATOR_BUFFER` events wait for it (it may
 reconnect and resume), so one slow client never holds up the others or the
 process's memory.
 """
@@ -24,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,8 +104,12 @@ class LiveHub:
     async def _read(self, keys: LeagueKeys, match_id: str, after: str) -> None:
         key = (keys.league, match_id)
         last = after
+        said = -math.inf
         while self._watchers.get(key):
             try:
+                if time.monotonic() - said >= live.WATCHED_EVERY_S:  # its runner publishes while we say so
+                    await live.mark_watched(self.r, keys, match_id)
+                    said = time.monotonic()
                 last, events = await live.wait_after(self.r, keys, match_id, last, BLOCK_MS)
             except (redis.RedisError, OSError) as exc:
                 log.warning("live %s/%s: cannot read the stream (%s); trying again", keys.league, match_id, exc)

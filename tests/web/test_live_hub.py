@@ -1,5 +1,6 @@
-"""Live streams in Redis and the web's fan-out: ids that resume, tries that follow each other, and a
-spectator that never reads dropped with a bound, the others unaffected (a real Redis, no web server)."""
+"""Live streams in Redis, the runner's side and the web's fan-out: ids that resume, tries that follow each
+other, a spectator that never reads dropped with a bound, the others unaffected, and a match published only
+once someone watches it, then from its first event (a real Redis, no web server)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,14 @@ import redis
 from arena_harness import REDIS_URL, clear_prefix, unique_prefix
 from redis.asyncio import Redis as AsyncRedis
 
+from cli.local import free_port
 from engine_service.rules import Match, Rules
 from engine_service.rules.spectator import PublicFeed
 from store import live
 from store.keys import Keys, LeagueKeys
 from web import live as web_live
+from worker import live as worker_live
+from worker.live import LiveMatch
 
 
 def events_of(seed: str, target: int = 21) -> list[dict[str, Any]]:
@@ -112,3 +116,104 @@ def test_a_spectator_that_never_reads_is_dropped_and_the_others_get_everything(
 def test_a_malformed_event_id_is_refused(raw: str) -> None:
     with pytest.raises(ValueError, match="event id is <attempt>-<number>"):
         live.parse_event_id(raw)
+
+
+# ------------------------------------------------------------------ the runner's side: published once watched
+
+
+async def play_shown(match: Match, watched: LiveMatch, until: int | None = None) -> None:
+    """Play the match's first legal plays (to its end, or ``until`` plays in all), showing it to ``watched`` as a
+    runner does (as it starts and after each answer), with a turn of the event loop between answers."""
+    watched.seen(match)  # showing it twice the same is harmless
+    while not match.is_over and (until is None or sum(len(d.plays) for d in [*match.deals, match.deal]) < until):
+        match.play(match.legal_plays()[0])
+        watched.seen(match)
+        await asyncio.sleep(0)
+
+
+async def eventually(check: Any, what: str) -> None:
+    for _ in range(2000):  # 20 s at most; a loaded machine only makes it slower, never wrong
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+def test_a_match_nobody_watches_writes_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(worker_live, "LOOK_S", 0.01)
+
+    async def body(r: AsyncRedis, keys: LeagueKeys) -> None:
+        rules = Rules.preset("tablic").with_overrides({"target": 21})
+        match = Match(rules, "quiet")
+        watched = LiveMatch(r, keys, "m4", 1, rules)
+        await play_shown(match, watched)
+        await watched.close()
+        assert match.is_over and not watched.watched
+        assert await r.exists(keys.live("m4")) == 0  # no stream, no events worked out
+        assert watched.feed.events == []
+
+    asyncio.run(with_redis(body))
+
+
+@pytest.mark.parametrize("when", ["midway", "after-the-last-play"])
+def test_a_spectator_who_comes_later_gets_every_event_from_the_first(
+    monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    """Marked watched midway (seen by a later look) or after the match's last play (seen by the last look, as
+    the runner closes): the stream holds every event of the try, numbered from 1, the same as a feed that saw
+    every play."""
+    monkeypatch.setattr(worker_live, "LOOK_S", 0.01)
+
+    async def body(r: AsyncRedis, keys: LeagueKeys) -> None:
+        rules = Rules.preset("tablic").with_overrides({"target": 21})
+        match = Match(rules, "late")
+        watched = LiveMatch(r, keys, "m5", 2, rules)
+        if when == "midway":
+            await play_shown(match, watched, until=20)
+            assert await r.exists(keys.live("m5")) == 0
+            await live.mark_watched(r, keys, "m5")
+            await eventually(lambda: r.exists(keys.live("m5")), "the runner never saw its spectator")
+            assert watched.watched
+        await play_shown(match, watched)
+        if when != "midway":
+            await live.mark_watched(r, keys, "m5")
+        await watched.close()
+        got = await live.read_after_async(r, keys, "m5", None)
+        assert [i for i, _ in got] == [f"2-{n}" for n in range(1, len(got) + 1)]
+        assert [e for _, e in got] == events_of("late")
+        assert got[-1][1]["kind"] == "over" and 0 < await r.ttl(keys.live("m5")) <= live.FINISHED_TTL_S
+
+    asyncio.run(with_redis(body))
+
+
+def test_a_runner_that_cannot_look_plays_on(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Its Redis gone: the looks fail, each logged; the match is played to its end and closes."""
+    monkeypatch.setattr(worker_live, "LOOK_S", 0.01)
+
+    async def body(_: AsyncRedis, keys: LeagueKeys) -> None:
+        nowhere = AsyncRedis(host="127.0.0.1", port=free_port(), socket_connect_timeout=1)
+        rules = Rules.preset("tablic").with_overrides({"target": 21})
+        match = Match(rules, "cut")
+        watched = LiveMatch(nowhere, keys, "m6", 1, rules)
+        await play_shown(match, watched)
+        await watched.close()
+        await nowhere.aclose()
+        assert match.is_over and not watched.watched
+
+    asyncio.run(with_redis(body))
+    assert "cannot tell whether someone watches" in caplog.text
+
+
+def test_the_hub_marks_a_match_watched_while_it_has_spectators(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(web_live, "BLOCK_MS", 50)
+
+    async def body(r: AsyncRedis, keys: LeagueKeys) -> None:
+        hub = web_live.LiveHub(r)
+        assert not await live.is_watched(r, keys, "m7")
+        spectator = hub.join(keys, "m7", "0-0")
+        await eventually(lambda: live.is_watched(r, keys, "m7"), "a watched match was never marked")
+        assert 0 < await r.ttl(keys.watched("m7")) <= live.WATCHED_TTL_S  # it lapses once nobody says it again
+        hub.leave(keys, "m7", spectator)
+        await hub.close()
+
+    asyncio.run(with_redis(body))
