@@ -36,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.kit import temp_arena  # noqa: E402
+from bench.kit import cpu_seconds, temp_arena  # noqa: E402
 from cli.local import CLI, LocalArena, free_port  # noqa: E402
 from store.leagues import LeagueStore  # noqa: E402
 from store.results import LeagueResults  # noqa: E402
@@ -49,12 +49,6 @@ def rss_kb(pid: int) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
-
-
-def cpu_s(pid: int) -> float:
-    """The process's CPU time so far (user + system), in seconds."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def play_league(arena: LocalArena, name: str, games: int) -> tuple[float, int]:
@@ -159,7 +153,7 @@ def watch_league(
     client_argv = [sys.executable, "-c", CLIENT, str(ROOT), "127.0.0.1", str(web_port), name, str(spectators)]
     client_argv += [arena.prefix, arena.redis_url]
     peak_kb, most = rss_kb(web.popen.pid), 0
-    web_cpu = cpu_s(web.popen.pid)
+    web_cpu = cpu_seconds(web.popen.pid)
     with (arena.logs / f"spectators-{name}.log").open("w") as client_log:
         client = subprocess.Popen(
             client_argv, stdout=subprocess.PIPE, stderr=client_log, text=True, env=arena.child_env()
@@ -182,7 +176,7 @@ def watch_league(
                 most = max(most, reports[-1]["connected"])
             time.sleep(0.2)
         player.join()
-        cpu = {"web_cpu_s": cpu_s(web.popen.pid) - web_cpu, "client_cpu_s": cpu_s(client.pid)}
+        cpu = {"web_cpu_s": cpu_seconds(web.popen.pid) - web_cpu, "client_cpu_s": cpu_seconds(client.pid)}
         client.send_signal(signal.SIGTERM)
         client.wait(30)
         reader.join(5)
