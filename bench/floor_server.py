@@ -9,15 +9,27 @@ several bots at once needs: a task reading it, and a queue its turns wait in.
 
 ``/bench.Floor/Play`` (raw bytes: the number of one-deal ``tablic`` matches, in
 ASCII) plays that many matches between the first two bots connected and returns
-the number of moves. Bots are those of bench/raw_bot.py; their tokens are not
-checked. Prints its port on stdout, serves until killed.
+the number of moves.
+
+``/bench.Floor/PlayReported`` (raw bytes: a match's seed) plays one such match
+and streams it to the caller as a replica streams a match to its runner
+(``Dispatch.PlayMatch``): each answer an event, batched by the engine's own
+:func:`~engine_service.local_match.batched`, the record last. It is the floor
+of the arena's design rather than of a server: a runner that holds the answers
+so far can play on from them if the replica dies, which is what lets a replica's
+fault cost no bot anything.
+
+Bots are those of bench/raw_bot.py; their tokens are not checked. Prints its
+port on stdout, serves until killed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import grpc
@@ -25,13 +37,20 @@ import grpc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine_service import convert
-from engine_service.rules import Match, Rules
+from engine_service.local_match import batched
+from engine_service.rules import Match, Rules, match_record
 from engine_service.turn_builder import TurnBuilder
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
+from tablanette.v1 import dispatch_pb2 as dpb
 
 RULES = Rules.preset("tablic", deals=1)
-PLAY = "/bench.Floor/Play"
+PLAYERS = ["floor-a", "floor-b"]
+"""The labels of the two seats in a reported match's record."""
+
+
+def reported_game_id(seed: str) -> str:
+    return f"floor/{seed}"
 
 
 class Seat:
@@ -71,25 +90,60 @@ class Floor(arena_pb2_grpc.BotGatewayServicer):
 
     async def play(self, request: bytes, context: grpc.aio.ServicerContext) -> bytes:
         """Play ``request`` (a number) matches between the first two bots; the moves played."""
-        seats = self.seats[:2]
-        loop = asyncio.get_running_loop()
         moves = 0
         for _ in range(int(request)):
             self.played += 1
-            match = Match(RULES, f"floor/{self.played}")
-            turns = TurnBuilder(match, f"floor-{self.played}")
-            turn_id = 0
-            while not match.is_over:
-                turn_id += 1
-                seat = seats[match.turn]
-                msg = apb.ServerMessage()
-                msg.turn.CopyFrom(turns.turn(turn_id))
-                seat.answer = loop.create_future()
-                seat.outbox.put_nowait(msg)
-                index = await seat.answer
-                match.play(convert.packed_play(msg.turn.legal_cards[index], msg.turn.legal_captured[index]))
-                moves += 1
+            match = await self._match(f"floor/{self.played}", f"floor-{self.played}")
+            moves += sum(len(d.plays) for d in match.deals)
         return str(moves).encode()
+
+    async def play_reported(self, request: bytes, context: grpc.aio.ServicerContext) -> AsyncIterator[dpb.MatchEvents]:
+        """Play one match (``request``: its seed) between the first two bots, streamed as a replica streams a
+        match to its runner."""
+        seed = request.decode()
+        game_id = reported_game_id(seed)
+        queue: asyncio.Queue[dpb.MatchEvent | None] = asyncio.Queue()
+
+        def answered(turn_id: int, seat: int, play: apb.Play) -> None:
+            response = dpb.PlayResponse(outcome=dpb.PlayResponse.PLAYED, play=play)
+            queue.put_nowait(dpb.MatchEvent(turn_id=turn_id, seat=seat, response=response))
+
+        async def play() -> None:
+            try:
+                match = await self._match(seed, game_id, answered)
+                end = dpb.MatchEnd(record=json.dumps(match_record(match, PLAYERS, game_id)))
+                turns = sum(len(d.plays) for d in match.deals)
+                queue.put_nowait(dpb.MatchEvent(turn_id=turns + 1, end=end))
+            finally:
+                queue.put_nowait(None)
+
+        async with contextlib.aclosing(batched(queue, play)) as batches:  # grpc.aio iterates async generators
+            async for batch in batches:
+                yield batch
+
+    async def _match(
+        self, seed: str, game_id: str, answered: Callable[[int, int, apb.Play], None] | None = None
+    ) -> Match:
+        """One match between the first two bots (``answered``: told of each answer as it is applied)."""
+        seats = self.seats[:2]
+        loop = asyncio.get_running_loop()
+        match = Match(RULES, seed)
+        turns = TurnBuilder(match, game_id)
+        turn_id = 0
+        while not match.is_over:
+            turn_id += 1
+            at = match.turn
+            seat = seats[at]
+            msg = apb.ServerMessage()
+            msg.turn.CopyFrom(turns.turn(turn_id))
+            seat.answer = loop.create_future()
+            seat.outbox.put_nowait(msg)
+            index = await seat.answer
+            play = convert.packed_play(msg.turn.legal_cards[index], msg.turn.legal_captured[index])
+            match.play(play)
+            if answered is not None:
+                answered(turn_id, at, convert.play_to_pb(play))
+        return match
 
 
 async def main() -> None:
@@ -97,7 +151,11 @@ async def main() -> None:
     server = grpc.aio.server()
     arena_pb2_grpc.add_BotGatewayServicer_to_server(floor, server)
     play = grpc.unary_unary_rpc_method_handler(floor.play)
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Floor", {"Play": play}),))
+    reported = grpc.unary_stream_rpc_method_handler(
+        floor.play_reported, response_serializer=dpb.MatchEvents.SerializeToString
+    )
+    handlers = {"Play": play, "PlayReported": reported}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Floor", handlers),))
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     print(f"listening on 127.0.0.1:{port}", flush=True)

@@ -25,6 +25,12 @@ the real per-move cost, observation and legal plays included:
   as real bots are (the SDK lines' bots are too): the engine's share as deployed.
   The difference from the line above is what waking a second process each turn
   costs on this machine, not the engine's work.
+- **the same, answering from a thread**: bench/raw_bot.py's ``--threads`` bots
+  (one process each): grpc's blocking API, each turn answered by a pool thread
+  and the answer handed to grpc's writer thread, as the SDK's threads mode
+  does, with nothing else of the SDK. The SDK's threads mode is printed against
+  it too: the hand-offs are what any bot built that way pays, the rest is the
+  SDK's.
 - **the same, turns named**: those bots again, but not asking for the packed
   form (docs/protocol.md#the-packed-form): every turn is spelled out in card
   names, as before the form existed. The difference is what the form saves.
@@ -35,6 +41,13 @@ the real per-move cost, observation and legal plays included:
   limits, clocks, reconnects or runner). The engine's distance from it is what
   its guarantees and its design cost; the floor's distance from the ping-pong is
   what playing the game in Python costs at all.
+- **floor, reporting to a runner**: the floor server again, but each match
+  streamed to this process as a replica streams it to its runner (each answer
+  an event, in the engine's own batches, the record last), and followed here by
+  a :class:`~engine_service.driver.MatchDriver` that checks the record, as the
+  runner's does. The floor of the design rather than of a server: a runner that
+  holds every answer so far is what lets a replica die mid-match at no bot's
+  cost, and the engine lines above pay for it too.
 - **ping-pong**: a raw bidirectional gRPC stream (no protobuf, no logic) echoing a
   message of similar size between two processes.
 
@@ -71,10 +84,13 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.floor_server import PLAYERS, RULES, reported_game_id  # noqa: E402
 from bench.kit import REDIS_URL, CpuMeter, counting, temp_arena  # noqa: E402
 from cli.local import LocalArena as Arena  # noqa: E402
+from engine_service.driver import MatchDriver  # noqa: E402
 from engine_service.rules import Rules  # noqa: E402
 from engine_service.time_control import TimeControl  # noqa: E402
+from tablanette.v1 import dispatch_pb2 as dpb  # noqa: E402
 from worker.match_runner import MatchRunner  # noqa: E402
 
 
@@ -144,6 +160,33 @@ async def bench_floor(port: int, matches: int, cpu: CpuMeter | None = None) -> t
     return elapsed, moves
 
 
+async def bench_floor_reported(port: int, matches: int, cpu: CpuMeter | None = None) -> tuple[float, int]:
+    """Seconds and moves for ``matches`` one-deal matches streamed from the floor server, each followed here by
+    a driver that checks the record at the end, as a runner follows a replica (a warm-up match first)."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stream = channel.unary_stream("/bench.Floor/PlayReported", response_deserializer=dpb.MatchEvents.FromString)
+
+        async def follow(seed: str) -> int:
+            game_id = reported_game_id(seed)
+            driver = MatchDriver(RULES, seed, game_id, TimeControl.of_rules(RULES))
+            async for batch in stream(seed.encode()):
+                for event in batch.events:
+                    if event.HasField("end"):
+                        MatchRunner.checked_outcome(event.end, driver, seed, PLAYERS, game_id)
+                    else:
+                        driver.resume(event.seat, event.response)
+            if not driver.over:
+                raise RuntimeError(f"the floor server's match {seed} ended without its end")
+            return driver.turn_id
+
+        await follow(f"warm-{time.monotonic_ns()}")
+        with counting(cpu):
+            start = time.perf_counter()
+            moves = sum([await follow(f"r{time.monotonic_ns()}-{i}") for i in range(matches)])
+            elapsed = time.perf_counter() - start
+    return elapsed, moves
+
+
 def start_pingpong(arena: Arena) -> tuple[int, int]:
     """The raw echo server (bench/pingpong_server.py) as a child of ``arena``; returns its port and pid."""
     echo = arena.spawn("pingpong", [sys.executable, str(ROOT / "bench/pingpong_server.py")])
@@ -188,9 +231,11 @@ def main() -> None:
     raw: list[float] = []
     apart: list[float] = []
     named: list[float] = []
+    threaded: list[float] = []
     floor: list[float] = []
+    reported: list[float] = []
     ping: list[float] = []
-    apart_moves = floor_moves = 0
+    apart_moves = floor_moves = reported_moves = 0
     moves = 0
     try:
         engine, port = arena.start_engine()
@@ -203,9 +248,10 @@ def main() -> None:
         raw_bots = start_answering_bots(arena, port, ("raw-a", "raw-b"))
         apart_bots = start_answering_bots(arena, port, ("apart-a", "apart-b"), separate=True)
         named_bots = start_answering_bots(arena, port, ("named-a", "named-b"), "--named")
-        arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *apart_bots, *named_bots)
+        threaded_bots = start_answering_bots(arena, port, ("threaded-a", "threaded-b"), "--threads", separate=True)
+        arena.wait_connected("bench-a", "bench-b", *inline_bots, *raw_bots, *apart_bots, *named_bots, *threaded_bots)
         floor_port, floor_pid = start_floor(arena)
-        floor_cpu = CpuMeter(floor_pid)
+        floor_cpu, reported_cpu = CpuMeter(floor_pid), CpuMeter(floor_pid)
         start_answering_bots(arena, floor_port, ("floor-a", "floor-b"), separate=True)
         echo, echo_pid = start_pingpong(arena)
         echo_cpu = CpuMeter(echo_pid)
@@ -218,6 +264,7 @@ def main() -> None:
                 (raw, {"bots": raw_bots}),
                 (apart, {"bots": apart_bots}),
                 (named, {"bots": named_bots}),
+                (threaded, {"bots": threaded_bots}),
             ):
                 cpu = engine_cpu if out is apart else None
                 seconds, n = asyncio.run(bench_moves(arena, port, matches, cpu=cpu, **kw))
@@ -227,12 +274,16 @@ def main() -> None:
             seconds, n = asyncio.run(bench_floor(floor_port, matches, floor_cpu))
             floor.append(seconds / n)
             floor_moves += n
+            seconds, n = asyncio.run(bench_floor_reported(floor_port, matches, reported_cpu))
+            reported.append(seconds / n)
+            reported_moves += n
             ping.append(asyncio.run(bench_pingpong(echo, pings, 600, echo_cpu)) / pings)
     finally:
         arena.close()
 
-    replica_us, inline_us, turns_us, raw_us, apart_us, named_us, floor_us, ping_us = (
-        statistics.median(x) * 1e6 for x in (replica, inline, turns, raw, apart, named, floor, ping)
+    lines = (replica, inline, turns, raw, apart, named, threaded, floor, reported, ping)
+    replica_us, inline_us, turns_us, raw_us, apart_us, named_us, threaded_us, floor_us, reported_us, ping_us = (
+        statistics.median(x) * 1e6 for x in lines
     )
     around = [(a + b) / 2 for a, b in itertools.pairwise(ping)]  # each block's ping-pong: before and after it
 
@@ -243,6 +294,7 @@ def main() -> None:
     engine_cpu_us = engine_cpu.seconds / apart_moves * 1e6
     echo_cpu_us = echo_cpu.seconds / (pings * len(ping)) * 1e6
     floor_cpu_us = floor_cpu.seconds / floor_moves * 1e6
+    reported_cpu_us = reported_cpu.seconds / reported_moves * 1e6
     figures = {
         "moves": moves,
         "engine_cpu_per_move_us": round(engine_cpu_us, 1),
@@ -268,6 +320,17 @@ def main() -> None:
         "floor_move_us": round(floor_us, 1),
         "floor_ratio": ratio(floor),
         "apart_vs_floor": round(statistics.median(a / f for a, f in zip(apart, floor, strict=True)), 2),
+        "threaded_move_us": round(threaded_us, 1),
+        "threaded_ratio": ratio(threaded),
+        "sdk_vs_threaded": round(statistics.median(r / t for r, t in zip(replica, threaded, strict=True)), 2),
+        "floor_reported_move_us": round(reported_us, 1),
+        "floor_reported_ratio": ratio(reported),
+        "apart_vs_floor_reported": round(statistics.median(a / f for a, f in zip(apart, reported, strict=True)), 2),
+        "floor_reported_cpu_per_move_us": round(reported_cpu_us, 1),
+        "engine_cpu_vs_floor": round(engine_cpu_us / floor_cpu_us, 2),
+        "engine_cpu_vs_floor_reported": round(engine_cpu_us / reported_cpu_us, 2),
+        "sdk_vs_answering_bots": round(statistics.median(r / a for r, a in zip(replica, apart, strict=True)), 2),
+        "sdk_inline_vs_answering_bots": round(statistics.median(r / a for r, a in zip(inline, apart, strict=True)), 2),
     }
     if args.json:
         print(json.dumps(figures))
@@ -298,19 +361,38 @@ def main() -> None:
         f"({figures['answering_bots_apart_ratio']:.2f} × ping-pong: as bots are deployed)"
     )
     print(
+        f"  the same, from a thread      {threaded_us:8.1f} µs/move         "
+        f"({figures['threaded_ratio']:.2f} × ping-pong: blocking API, a pool thread answers, as the SDK's threads mode)"
+    )
+    print(
         f"  the same, turns named        {named_us:8.1f} µs/move         "
         f"({figures['named_turns_ratio']:.2f} × ping-pong: without the packed form)"
     )
     print(
         f"  floor: a minimal replica     {floor_us:8.1f} µs/move         "
-        f"({figures['floor_ratio']:.2f} × ping-pong; the line above is {figures['apart_vs_floor']:.2f} × this)"
+        f"({figures['floor_ratio']:.2f} × ping-pong; the engine, one process each, is "
+        f"{figures['apart_vs_floor']:.2f} × this)"
+    )
+    print(
+        f"  floor, reporting to a runner {reported_us:8.1f} µs/move         "
+        f"({figures['floor_reported_ratio']:.2f} × ping-pong; the engine, one process each, is "
+        f"{figures['apart_vs_floor_reported']:.2f} × this)"
     )
     print(
         f"  CPU: engine {engine_cpu_us:6.1f} µs/move (bots in processes of their own) vs echo server "
         f"{echo_cpu_us:5.1f} µs/round trip: {figures['engine_cpu_ratio']:.2f} ×; "
         f"floor {floor_cpu_us:5.1f} µs/move: {figures['floor_cpu_ratio']:.2f} ×"
     )
-    print(f"  ({moves} moves in {6 * blocks * (matches + 1)} one-deal matches; the first three lines: Python SDK bots)")
+    print(
+        f"  CPU: the engine is {figures['engine_cpu_vs_floor']:.2f} × the floor's, "
+        f"{figures['engine_cpu_vs_floor_reported']:.2f} × the reporting floor's ({reported_cpu_us:5.1f} µs/move)"
+    )
+    print(
+        f"  Python SDK bots vs bots that only answer (one process each), same block: threads "
+        f"{figures['sdk_vs_answering_bots']:.2f} ×, inline {figures['sdk_inline_vs_answering_bots']:.2f} ×; "
+        f"threads vs bots answering from a thread: {figures['sdk_vs_threaded']:.2f} ×"
+    )
+    print(f"  ({moves} moves in {7 * blocks * (matches + 1)} one-deal matches; the first three lines: Python SDK bots)")
 
 
 if __name__ == "__main__":

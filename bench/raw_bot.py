@@ -7,15 +7,24 @@ observation: what a move costs the engine service with the bot's own work taken
 away. Bot names and tokens come as NAME=TOKEN arguments; prints "ready" once
 every bot is welcomed, then serves until killed.
 
-Run: ``python bench/raw_bot.py --address 127.0.0.1:PORT NAME=TOKEN ...``.
+With ``--threads`` each bot is built as the Python SDK's threads mode is, with
+nothing of the SDK: grpc's blocking API, each turn handed to a pool thread that
+answers it, the answer handed to grpc's writer thread through a queue. The
+least a Python bot that answers off the thread reading its stream pays for a
+move; the SDK's threads mode against it is the SDK's own cost.
+
+Run: ``python bench/raw_bot.py [--named] [--threads] --address 127.0.0.1:PORT NAME=TOKEN ...``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import queue
 import random
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
@@ -43,12 +52,50 @@ async def bot(address: str, name: str, token: str, welcomed: asyncio.Event, feat
                 )
 
 
+def threaded_bot(address: str, name: str, token: str, welcomed: threading.Event, features: list[str]) -> None:
+    """:func:`bot` on grpc's blocking API, answering each turn from a pool thread (see the module doc)."""
+    outbox: queue.Queue[apb.BotMessage | None] = queue.Queue()
+    pool = ThreadPoolExecutor(1)
+
+    def answer(turn: apb.Turn) -> None:
+        index = random.randrange(len(turn.legal_cards) or len(turn.legal_plays) or 1)
+        outbox.put(apb.BotMessage(play=apb.PlayMove(game_id=turn.game_id, turn_id=turn.turn_id, index=index)))
+
+    with grpc.insecure_channel(address, options=[("grpc.use_local_subchannel_pool", 1)]) as channel:
+        hello = apb.Hello(token=token, bot_name=name, version="raw", max_games=4, features=features)
+        outbox.put(apb.BotMessage(hello=hello))
+        for msg in arena_pb2_grpc.BotGatewayStub(channel).Connect(iter(outbox.get, None)):
+            kind = msg.WhichOneof("kind")
+            if kind == "welcome":
+                welcomed.set()
+            elif kind == "turn":
+                pool.submit(answer, msg.turn)
+
+
+def threaded_main(address: str, specs: list[str], features: list[str]) -> None:
+    bots = []
+    for spec in specs:
+        name, _, token = spec.partition("=")
+        welcomed = threading.Event()
+        thread = threading.Thread(target=threaded_bot, args=(address, name, token, welcomed, features), daemon=True)
+        thread.start()
+        bots.append((thread, welcomed))
+    for _, welcomed in bots:
+        welcomed.wait()
+    print("ready", flush=True)
+    for thread, _ in bots:
+        thread.join()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--address", required=True)
     parser.add_argument("--named", action="store_true", help="do not ask for the packed form: turns come named")
+    parser.add_argument("--threads", action="store_true", help="answer from a pool thread, on grpc's blocking API")
     parser.add_argument("bots", nargs="+", help="NAME=TOKEN")
     args = parser.parse_args()
+    if args.threads:
+        return threaded_main(args.address, args.bots, [] if args.named else ["packed"])
     events = []
     tasks = []
     for spec in args.bots:

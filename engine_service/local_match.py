@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine_service import convert
 from engine_service.driver import Handoff, MatchDriver
@@ -46,14 +46,23 @@ BATCH_WINDOW_S = 0.02
 """How long the turns after a first event may join its batch: the runner learns of them about this much later."""
 
 
-async def play_streamed(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvents]:
+def play_streamed(gateway: Gateway, req: dpb.PlayMatchRequest) -> AsyncIterator[dpb.MatchEvents]:
     """The events of ``req``'s match, in batches, played here until it is over or a turn is handed back.
 
     The match is played by a task of its own, so batching never holds up a
     turn; a bad request (a ValueError) is raised once the events before it are out.
     """
     queue: asyncio.Queue[dpb.MatchEvent | None] = asyncio.Queue()
-    producer = asyncio.create_task(_play(gateway, req, queue))
+    return batched(queue, lambda: _play(gateway, req, queue))
+
+
+async def batched(
+    queue: asyncio.Queue[dpb.MatchEvent | None], play: Callable[[], Coroutine[Any, Any, None]]
+) -> AsyncIterator[dpb.MatchEvents]:
+    """The events a task running ``play()`` puts in ``queue`` (a None after its last), in batches: a first
+    event and whatever follows within :data:`BATCH_WINDOW_S`; the task's error, if any, once its events are
+    out. The task starts with the first read and is cancelled if the reader stops early."""
+    producer = asyncio.create_task(play())
     try:
         over = False
         while not over and (first := await queue.get()) is not None:

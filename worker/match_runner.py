@@ -164,7 +164,7 @@ class MatchRunner:
             end, fault = await self._play_on_replica(game, seed, bots, control, driver, applied)
         on_replica = driver.turn_id
         if end is not None:
-            record, conduct, times = self._finished(end, driver, seed, labels, game_id)
+            record, conduct, times = self.checked_outcome(end, driver, seed, labels, game_id)
         else:
             await driver.play(RemoteTransport(self, bots, game, control, fault), applied)
             record, conduct, times = driver.record(labels), driver.conduct, driver.times
@@ -175,7 +175,7 @@ class MatchRunner:
         return MatchOutcome(record, conduct, time.monotonic() - started, moves, extra, times)
 
     @staticmethod
-    def _finished(
+    def checked_outcome(
         end: dpb.MatchEnd, driver: MatchDriver, seed: str, labels: Sequence[str], game_id: str
     ) -> tuple[GameRecord, list[SeatConduct], list[int]]:
         """The outcome of a match a replica played to the end: its record, checked against the match the
