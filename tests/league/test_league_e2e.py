@@ -223,7 +223,10 @@ def test_multi_player_tables_and_partnerships_are_rated_and_verified(
 
 def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena) -> None:
     bots = {"c1": "random", "c2": "random", "c3": "random"}
-    start_stack(arena, bots, think_ms=10)
+    # A match is 48 moves of at least 100 ms (5 s); the 16 left after the first two would take the two workers
+    # 40 s, far longer than the cancel command takes to start, however loaded the machine: with 10 ms a move,
+    # one slow start of it let the whole league finish first.
+    start_stack(arena, bots, think_ms=100)
     create_league(arena, "cancel", list(bots), "--games", "6", "--rule", "deals=1")
     keys = LeagueKeys(arena.prefix, "cancel")
     feeder = arena.spawn(
@@ -233,6 +236,8 @@ def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena
     wait_until(lambda: arena.redis.llen(keys.finished_order) >= 2, 60, "no match finished:\n" + feeder.text())
     done = arena.tablanette("league", "cancel", "cancel")
     assert done.returncode == 0, done.stderr
+    finished_at_cancel = arena.redis.llen(keys.finished_order)
+    assert finished_at_cancel < 18, "the league finished before the cancel: nothing left to cancel"
     wait_until(lambda: feeder.popen.poll() is not None, 30, "the feeder did not stop on cancel")
 
     def settled() -> bool:  # matches already running finish; queued ones are skipped
@@ -243,6 +248,7 @@ def test_cancel_stops_a_running_league_and_keeps_the_results_it_has(arena: Arena
     status = json.loads(arena.tablanette("league", "status", "cancel", "--json").stdout)
     assert status["status"] == "cancelled"
     assert 2 <= status["done"] < status["total"] == 18
+    assert status["done"] <= finished_at_cancel + 2  # the two workers' running matches at most: no queued one
     finished = finished_ids(arena, "cancel")
     assert len(finished) == len(set(finished)) == status["done"]
     rows = LeagueResults(arena.redis, arena.prefix).standings("cancel")
