@@ -386,7 +386,10 @@ def lift(name: str, bot: str) -> None:
 def cancel(name: str) -> None:
     """Cancel a league: queued matches are skipped, finished results stay."""
     try:
-        store().cancel(name)
+        status = store().cancel(name)
     except LeagueError as exc:
         fail(str(exc))
-    console.print(f"league {name}: cancelled")
+    if status == "finished":
+        console.print(f"league {name}: already finished, every match played; nothing to cancel", highlight=False)
+    else:
+        console.print(f"league {name}: cancelled", highlight=False)

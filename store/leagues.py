@@ -52,6 +52,16 @@ for i = 2, #KEYS do
 end
 return added
 """
+# KEYS: the league's meta hash. A finished league (every match played, none failed) has nothing to cancel and
+# keeps its status; any other becomes cancelled. In one step, so a league finishing meanwhile is never relabelled.
+_CANCEL = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'finished' then
+  return status
+end
+redis.call('HSET', KEYS[1], 'status', 'cancelled')
+return 'cancelled'
+"""
 TROUBLE_FIELDS = ("status", "seats", "attempts", "interruptions", "first_error", "error", "interrupted", "waiting")
 STATUSES = ("created", "running", "waiting", "paused", "finished", "incomplete", "cancelled")
 """A league's status: ``waiting`` (only matches of absent bots are left, within the absence
@@ -80,6 +90,7 @@ class LeagueStore(Quarantines):
         self.prefix = prefix
         self.ledger = Ledger(client)
         self._extend = client.register_script(_EXTEND)
+        self._cancel = client.register_script(_CANCEL)
         self._upgrades = LeagueUpgrades(client)
 
     def keys(self, league_id: str) -> LeagueKeys:
@@ -255,9 +266,11 @@ class LeagueStore(Quarantines):
         """:meth:`mark_queued` for many matches, in one round trip."""
         self.ledger.set_states(self.keys(league_id), match_ids, "queued", queued_at=f"{time.time():.3f}")
 
-    def cancel(self, league_id: str) -> None:
+    def cancel(self, league_id: str) -> str:
+        """Cancel the league: no queued match of it is played any more, finished results stay. The status after:
+        ``cancelled``, or ``finished`` for a league whose every match was already played (it stays finished)."""
         self.load(league_id)
-        self.r.hset(self.keys(league_id).meta, "status", "cancelled")
+        return text(self._cancel(keys=[self.keys(league_id).meta]))
 
     def is_cancelled(self, league_id: str) -> bool:
         return self.r.hget(self.keys(league_id).meta, "status") == b"cancelled"
