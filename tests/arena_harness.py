@@ -17,6 +17,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from cli.local import ROOT, Child, LocalArena, clear_prefix, free_port
@@ -37,12 +38,25 @@ __all__ = [
     "new_arena",
     "readable_folder",
     "scrape",
+    "scratch_redis",
     "unique_prefix",
 ]
 
 
 def unique_prefix(name: str) -> str:
     return f"test-{name}-{secrets.token_hex(4)}"
+
+
+@contextlib.contextmanager
+def scratch_redis(name: str) -> Iterator[tuple[redis.Redis, str]]:
+    """A client of the test Redis and a fresh key prefix of its own; every key under it is deleted afterwards."""
+    r = redis.Redis.from_url(REDIS_URL)
+    prefix = unique_prefix(name)
+    try:
+        yield r, prefix
+    finally:
+        clear_prefix(r, prefix)
+        r.close()
 
 
 def new_arena(name: str, workdir: Path) -> LocalArena:

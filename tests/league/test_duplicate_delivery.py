@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+from arena_harness import REDIS_URL, scratch_redis
 
 from config import load_settings
 from engine_service.rules import Rules
@@ -38,11 +38,8 @@ class StaleFirstRead(LeagueStore):
 
 @pytest.fixture
 def store() -> Iterator[StaleFirstRead]:
-    r = redis.Redis.from_url(REDIS_URL)
-    prefix = unique_prefix("dup")
-    yield StaleFirstRead(r, prefix)
-    clear_prefix(r, prefix)
-    r.close()
+    with scratch_redis("dup") as (r, prefix):
+        yield StaleFirstRead(r, prefix)
 
 
 def test_a_second_delivery_finds_the_match_done_once_it_holds_the_lease(store: StaleFirstRead) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+from arena_harness import scratch_redis
 
 from engine_service.rules import Rules
 from store import audit as audit_module
@@ -18,11 +18,8 @@ from store.tokens import BotTokens
 
 @pytest.fixture
 def client() -> Iterator[tuple[redis.Redis, str]]:
-    r = redis.Redis.from_url(REDIS_URL)
-    prefix = unique_prefix("audit")
-    yield r, prefix
-    clear_prefix(r, prefix)
-    r.close()
+    with scratch_redis("audit") as scratch:
+        yield scratch
 
 
 def test_the_audit_log_keeps_the_newest_events_and_filters_them(

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import redis
-from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+from arena_harness import REDIS_URL, scratch_redis
 from typer.testing import CliRunner
 
 from cli.league_cmd import app
@@ -18,11 +17,8 @@ from store.leagues import LeagueStore
 
 @pytest.fixture
 def store() -> Iterator[LeagueStore]:
-    r = redis.Redis.from_url(REDIS_URL)
-    prefix = unique_prefix("cancel")
-    yield LeagueStore(r, prefix)
-    clear_prefix(r, prefix)
-    r.close()
+    with scratch_redis("cancel") as (r, prefix):
+        yield LeagueStore(r, prefix)
 
 
 def league_in(store: LeagueStore, name: str, status: str) -> None:

@@ -8,9 +8,8 @@ from dataclasses import fields, replace
 from typing import Any
 
 import pytest
-import redis
 import typer
-from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+from arena_harness import scratch_redis
 
 from cli.league_cmd import app
 from engine_service.rules import Rules
@@ -22,11 +21,8 @@ RULES = Rules.preset("tablic")
 
 @pytest.fixture
 def store() -> Iterator[LeagueStore]:
-    r = redis.Redis.from_url(REDIS_URL)
-    prefix = unique_prefix("settings")
-    yield LeagueStore(r, prefix)
-    clear_prefix(r, prefix)
-    r.close()
+    with scratch_redis("settings") as (r, prefix):
+        yield LeagueStore(r, prefix)
 
 
 def test_every_field_but_the_name_and_rules_is_a_setting_with_help() -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+from arena_harness import scratch_redis
 
 from store.keys import Keys
 from store.slots import GameSlots
@@ -16,11 +16,8 @@ from store.slots import GameSlots
 
 @pytest.fixture
 def client() -> Iterator[tuple[redis.Redis, str]]:
-    r = redis.Redis.from_url(REDIS_URL)
-    prefix = unique_prefix("slots")
-    yield r, prefix
-    clear_prefix(r, prefix)
-    r.close()
+    with scratch_redis("slots") as scratch:
+        yield scratch
 
 
 def connect(r: redis.Redis, prefix: str, bot: str, max_games: int) -> None:

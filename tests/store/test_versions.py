@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from arena_harness import REDIS_URL, clear_prefix, unique_prefix
+from arena_harness import scratch_redis
 
 from engine_service.rules import Rules
 from store.leagues import League, LeagueError, LeagueStore
@@ -19,11 +19,8 @@ MANIFEST = {"language": "perl", "protocol": "jsonlines", "run": ["perl", "bot.pl
 
 @pytest.fixture
 def arena() -> Iterator[tuple[redis.Redis, str]]:
-    r = redis.Redis.from_url(REDIS_URL)
-    prefix = unique_prefix("versions")
-    yield r, prefix
-    clear_prefix(r, prefix)
-    r.close()
+    with scratch_redis("versions") as scratch:
+        yield scratch
 
 
 def test_every_submission_is_a_new_numbered_version_with_its_source(arena: tuple[redis.Redis, str]) -> None:
