@@ -42,7 +42,7 @@ def main() -> None:
         parser.error(f"--copy {args.copy} is not among the references")
     specs = {r: r for r in references} | {"newcomer": args.copy}
     rules = Rules.preset("tablic")
-    league = League("placement", rules, "gauntlet", 2, True, seed="placement", bots=[*references, "newcomer"])
+    league = League("placement", rules, "gauntlet", 2, "mirrored", seed="placement", bots=[*references, "newcomer"])
     league.reference, league.budget = references, args.budget
     planner = PlacementPlanner(league)
     started = time.perf_counter()

@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.rating_luck import luck_section
 from engine_service.rules import Rules
 from scheduler.offline import play_planned
-from scheduler.pairings import PlannedMatch, mirrored_pair
+from scheduler.pairings import PlannedMatch, pair_of_games
 from scheduler.planners import AdaptivePlanner
 from scheduler.ratings import Outcome, fit_ratings
 from store.leagues import League
@@ -83,7 +83,7 @@ def round_robin(bots: list[str], seed: str, mirrored: bool) -> Source:
         for cycle in itertools.count():
             for a, b in itertools.combinations(bots, 2):
                 first, second = (a, b) if cycle % 2 == 0 else (b, a)
-                pair = mirrored_pair(first, second, seed, f"c{cycle}/{a}-{b}", cycle)
+                pair = pair_of_games(first, second, seed, f"c{cycle}/{a}-{b}", cycle)
                 if not mirrored:  # the second game gets a deal of its own
                     pair[1] = PlannedMatch(pair[1].match_id, cycle, pair[1].seats, pair[1].seed + "/own")
                 yield pair
@@ -94,7 +94,7 @@ def round_robin(bots: list[str], seed: str, mirrored: bool) -> Source:
 
 def adaptive(bots: list[str], seed: str, cap: int) -> Source:
     """The adaptive planner: its seed round-robin a pair at a time, then whatever it asks for next."""
-    league = League(seed, RULES, "adaptive", 2, True, seed=seed, bots=bots)
+    league = League(seed, RULES, "adaptive", 2, "mirrored", seed=seed, bots=bots)
     league.confidence, league.budget = CONFIDENCE, cap
     planner = AdaptivePlanner(league)
     planned = planner.initial()

@@ -138,7 +138,7 @@ def _run_league(names: list[str], games: int, workdir: Path) -> None:
     from .league_cmd import results, run_feed, store
 
     st = store()
-    st.create(League(LEAGUE, Rules.preset("tablic"), "double-round-robin", games, seed=LEAGUE))
+    st.create(League(LEAGUE, Rules.preset("tablic"), "double-round-robin", games))
     st.add_bots(LEAGUE, names)
     status = run_feed(LEAGUE, window=0)
     console.print(f"{status.done} matches played" + (f", {status.failed} failed" if status.failed else ""))

@@ -3,7 +3,7 @@
 The preflight is a small league of the arena itself (so it plays through the
 same engine service, workers and ledger as rated play): the version and the
 reference bots (:data:`REFERENCE`, built-in bots the hosts run), a round robin
-of ``GAMES`` mirrored games a pairing, marked with the version it checks
+of ``GAMES`` games a pairing on secret deals, marked with the version it checks
 (``League.preflight``), which is the only league a version that is not ready may
 join. The version passes if it plays every game to the end without an illegal
 play, a timeout, a forfeit, or an answer its program failed to give (a crash,
@@ -19,15 +19,17 @@ from typing import Any
 
 from engine_service.rules import Rules
 from scheduler.league import Feeder
+from store.deal_policy import REFERENCE_BOTS
 from store.league_status import LeagueStatus
 from store.leagues import League, LeagueStore
 from store.results import LeagueResults
 from store.tokens import NAME_RE
 
-REFERENCE = {"preflight-greedy": "greedy", "preflight-random": "random"}
-"""The reference bots' names in the arena -> the built-in bot each is."""
+REFERENCE = REFERENCE_BOTS
+"""The reference bots' names in the arena -> the built-in bot each is (:data:`store.deal_policy.REFERENCE_BOTS`:
+the arena runs them, a fresh bot each game, so a JSON-lines version's preflight may mirror its deals)."""
 GAMES = 2
-"""Games a pairing (mirrored: the same deals with the seats swapped)."""
+"""Games a pairing (seats swapped; on one deal when no bot may remember it, :mod:`store.deal_policy`)."""
 EXPECTED = GAMES * len(REFERENCE)
 """Games the version plays in its preflight: a round robin with the reference bots."""
 DEADLINE_S = 300.0
@@ -56,7 +58,6 @@ def create(store: LeagueStore, version: str, rules: Rules | None = None) -> Leag
         rules or Rules.preset(),
         format="round-robin",
         games=GAMES,
-        seed=f"preflight/{version}",
         absent_timeout=DEADLINE_S,
         quarantine_illegal=0,  # the preflight counts them itself; a quarantine would only hold its games
         quarantine_timeouts=0,

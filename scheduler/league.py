@@ -38,8 +38,9 @@ import redis
 
 from engine_service.rules import Match, match_record
 from scheduler.outcomes import Outcome
-from scheduler.pairings import PlannedMatch, plan_gauntlet, plan_round_robin, plan_tables
+from scheduler.pairings import PlannedMatch, Seed, plan_gauntlet, plan_round_robin, plan_tables
 from scheduler.planners import AdaptivePlanner, FixedPlanner, PlacementPlanner, Planner, SprtPlanner
+from store import deal_policy
 from store.client import outages_ridden_out
 from store.league_status import LeagueStatus
 from store.leagues import League, LeagueError, LeagueStore
@@ -55,28 +56,29 @@ PRESENCE_EVERY_S = 1.0
 log = logging.getLogger("tablanette.scheduler")
 
 
-def plan_league(league: League) -> list[PlannedMatch]:
+def plan_league(league: League, seeds: Seed | None = None) -> list[PlannedMatch]:
     """The league's first matches (pure: the same parameters give the same plan); all of them
     unless its format plans as it goes (:func:`planner_for`)."""
-    return planner_for(league).initial()
+    return planner_for(league, seeds).initial()
 
 
-def planner_for(league: League) -> Planner:
-    """What decides the league's matches: a fixed plan, or an adaptive or SPRT planner."""
+def planner_for(league: League, seeds: Seed | None = None) -> Planner:
+    """What decides the league's matches: a fixed plan, or an adaptive or SPRT planner, dealing from ``seeds``
+    (the league's :meth:`~store.leagues.LeagueStore.deal_seeds`; None: public ones from its seed or name)."""
     if league.format == "adaptive" and league.rules.players == 2:
-        return AdaptivePlanner(league)
+        return AdaptivePlanner(league, seeds)
     if league.format == "sprt":
-        return SprtPlanner(league)
+        return SprtPlanner(league, seeds)
     if league.format == "gauntlet" and league.reference and league.rules.players == 2:
         try:
-            return PlacementPlanner(league)
+            return PlacementPlanner(league, seeds)
         except ValueError as exc:
             raise LeagueError(str(exc)) from None
-    return FixedPlanner(_fixed_plan(league))
+    return FixedPlanner(_fixed_plan(league, seeds))
 
 
-def _fixed_plan(league: League) -> list[PlannedMatch]:
-    seed = league.seed or league.league_id
+def _fixed_plan(league: League, seeds: Seed | None) -> list[PlannedMatch]:
+    seed = seeds if seeds is not None else league.seed or league.league_id
     if league.rules.players > 2:
         return plan_tables(league.bots, league.rules.players, league.rules.partnerships, seed, league.mirrored)
     if league.format == "gauntlet":
@@ -88,8 +90,8 @@ def _fixed_plan(league: League) -> list[PlannedMatch]:
 
 def prepare(store: LeagueStore, league_id: str) -> list[PlannedMatch]:
     """Write the league's (first) plan and mark it running; returns that plan."""
-    league = store.load(league_id)
-    plan = plan_league(league)
+    league = store.settle_deals(store.load(league_id))
+    plan = plan_league(league, store.deal_seeds(league))
     store.write_plan(league, plan)
     return plan
 
@@ -125,11 +127,13 @@ class Feeder:
         return LeagueResults(self.store.r, self.store.prefix)
 
     def run(self) -> LeagueStatus:
-        league = self.store.load(self.league_id)
+        league = self.store.settle_deals(self.store.load(self.league_id))
         retried = self.store.retry_failed(self.league_id)
         if retried:
             log.info("league %s: retrying %d failed match(es)", self.league_id, len(retried))
-        self.planner = planner_for(league)
+        if warning := deal_policy.warning(league.dealt, self.store.who_may_remember(league)):
+            log.warning("league %s: %s", self.league_id, warning)
+        self.planner = planner_for(league, self.store.deal_seeds(league))
         self.store.write_plan(league, self.planner.initial())
         self.seats = self.store.seats(self.league_id)  # extensions of an earlier run included
         self._outages = self._outage_mark()

@@ -12,31 +12,41 @@ already finished.
 - **tables of 3 or 4**: every combination of bots plays once per seat rotation;
   with partnerships, each split of four bots into two teams plays.
 - **mirrored deals**: the games of a pairing come in pairs (or rotations) that
-  share one deal seed with seats swapped, so luck cancels out.
+  share one deal seed with seats swapped, so luck cancels out; such games name
+  their shared deal (:attr:`PlannedMatch.deal`), so that none of them is shown
+  before all of them are played (:mod:`store.embargo`).
+
+Deal seeds come from a :class:`~store.deal_seeds.DealSeeds`: a league's secret,
+or a public text (a plain string given as ``seed`` is one).
 
 >>> plan = plan_round_robin(["a", "b", "c", "d"], games=2, seed="s")
->>> len(plan), plan[0].match_id, plan[0].seats, plan[1].seats, plan[0].seed == plan[1].seed
-(12, 'r1/p1/g1', ('a', 'd'), ('d', 'a'), True)
+>>> len(plan), plan[0].match_id, plan[0].seats, plan[1].seats, plan[0].seed == plan[1].seed, plan[0].deal
+(12, 'r1/p1/g1', ('a', 'd'), ('d', 'a'), True, 'r1/p1/d1')
+>>> plan_round_robin(["a", "b"], games=2, seed="s", mirrored=False)[1].deal
+''
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+
+from store.deal_seeds import DealSeeds
 
 BYE = None
 
 
 @dataclass(frozen=True)
 class PlannedMatch:
-    """One match to play: a stable id, the bot in each seat, and the deal seed."""
+    """One match to play: a stable id, the bot in each seat, the deal seed, and the deal it shares with other
+    games of the plan (its place, e.g. ``r1/p1/d1``; empty: a deal of its own)."""
 
     match_id: str
     round: int
     seats: tuple[str, ...]
     seed: str
+    deal: str = ""
 
 
 def berger_rounds(bots: Sequence[str]) -> list[list[tuple[str, str]]]:
@@ -61,34 +71,36 @@ def berger_rounds(bots: Sequence[str]) -> list[list[tuple[str, str]]]:
     return rounds
 
 
-def _seed(base: str, *parts: object) -> str:
-    text = "/".join([base, *map(str, parts)])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+Seed = str | DealSeeds
+"""Where deal seeds come from: a league's :class:`DealSeeds`, or a public text."""
 
 
 def _pairing_games(
-    pair: tuple[str, str], games: int, mirrored: bool, seed: str, ident: str, rnd: int
+    pair: tuple[str, str], games: int, mirrored: bool, seed: Seed, ident: str, rnd: int
 ) -> list[PlannedMatch]:
     a, b = pair
+    seeds = DealSeeds.of(seed)
     out = []
     for g in range(games):
         seats = (a, b) if g % 2 == 0 else (b, a)
-        deal_seed = _seed(seed, ident, g // 2 if mirrored else g)
-        out.append(PlannedMatch(f"{ident}/g{g + 1}", rnd, seats, deal_seed))
+        deal_seed = seeds.deal(ident, g // 2 if mirrored else g)
+        shared = f"{ident}/d{g // 2 + 1}" if mirrored and games > 1 else ""
+        out.append(PlannedMatch(f"{ident}/g{g + 1}", rnd, seats, deal_seed, shared))
     return out
 
 
-def mirrored_pair(a: str, b: str, seed: str, ident: str, rnd: int) -> list[PlannedMatch]:
-    """Two games of one deal between ``a`` and ``b``, seats swapped: ``<ident>/g1`` and ``<ident>/g2``.
+def pair_of_games(a: str, b: str, seed: Seed, ident: str, rnd: int, mirrored: bool = True) -> list[PlannedMatch]:
+    """Two games between ``a`` and ``b``, seats swapped, ``<ident>/g1`` and ``<ident>/g2``: on one deal
+    (``mirrored``) or on a deal each.
 
-    >>> [(m.match_id, m.seats) for m in mirrored_pair("a", "b", "s", "x1", 9)]
-    [('x1/g1', ('a', 'b')), ('x1/g2', ('b', 'a'))]
+    >>> [(m.match_id, m.seats, m.deal) for m in pair_of_games("a", "b", "s", "x1", 9)]
+    [('x1/g1', ('a', 'b'), 'x1/d1'), ('x1/g2', ('b', 'a'), 'x1/d1')]
     """
-    return _pairing_games((a, b), 2, True, seed, ident, rnd)
+    return _pairing_games((a, b), 2, mirrored, seed, ident, rnd)
 
 
 def plan_round_robin(
-    bots: Sequence[str], games: int = 2, seed: str = "league", double: bool = False, mirrored: bool = True
+    bots: Sequence[str], games: int = 2, seed: Seed = "league", double: bool = False, mirrored: bool = True
 ) -> list[PlannedMatch]:
     """Every pair plays ``games`` games (seats alternate); ``double`` repeats with seats swapped."""
     if len(bots) < 2:
@@ -108,7 +120,7 @@ def plan_round_robin(
 
 
 def plan_gauntlet(
-    champion: str, field: Sequence[str], games: int = 2, seed: str = "gauntlet", mirrored: bool = True
+    champion: str, field: Sequence[str], games: int = 2, seed: Seed = "gauntlet", mirrored: bool = True
 ) -> list[PlannedMatch]:
     """``champion`` plays ``games`` games against each bot of ``field``."""
     opponents = [b for b in field if b != champion]
@@ -121,7 +133,7 @@ def plan_gauntlet(
 
 
 def plan_tables(
-    bots: Sequence[str], table_size: int, partnerships: bool = False, seed: str = "league", mirrored: bool = True
+    bots: Sequence[str], table_size: int, partnerships: bool = False, seed: Seed = "league", mirrored: bool = True
 ) -> list[PlannedMatch]:
     """Multi-player round-robin: every ``table_size`` combination plays every seat rotation.
 
@@ -136,20 +148,21 @@ def plan_tables(
         raise ValueError(f"{table_size}-seat tables need at least {table_size} bots")
     if len(set(bots)) != len(bots):
         raise ValueError("each bot may appear only once in a tournament")
+    seeds = DealSeeds.of(seed)
     plan: list[PlannedMatch] = []
     for t, group in enumerate(combinations(bots, table_size), 1):
         ident = f"r{t}/t1"
-        deal_seed = _seed(seed, ident)
         if partnerships:
             a, b, c, d = group
             layouts = [(a, c, b, d), (c, a, d, b), (a, b, c, d), (b, a, d, c), (a, b, d, c), (b, a, c, d)]
             # Seat order (s0, s1, s2, s3) puts s0+s2 against s1+s3.
             for g, seats in enumerate(layouts):
-                s = _seed(seed, ident, g // 2) if mirrored else _seed(seed, ident, g)
-                plan.append(PlannedMatch(f"{ident}/g{g + 1}", t, seats, s))
+                s = seeds.deal(ident, g // 2 if mirrored else g)
+                shared = f"{ident}/d{g // 2 + 1}" if mirrored else ""
+                plan.append(PlannedMatch(f"{ident}/g{g + 1}", t, seats, s, shared))
         else:
             for g in range(table_size):
                 rotated = tuple(group[(i + g) % table_size] for i in range(table_size))
-                s = deal_seed if mirrored else _seed(seed, ident, g)
-                plan.append(PlannedMatch(f"{ident}/g{g + 1}", t, rotated, s))
+                s = seeds.deal(ident) if mirrored else seeds.deal(ident, g)
+                plan.append(PlannedMatch(f"{ident}/g{g + 1}", t, rotated, s, f"{ident}/d1" if mirrored else ""))
     return plan

@@ -8,18 +8,23 @@ plays them; the planners are pure, so tests and ``bench/rating.py`` drive them
 with games played in-process.
 
 - :class:`FixedPlanner`: round-robins, gauntlets and tables, planned in full at once.
-- :class:`AdaptivePlanner` (``--format adaptive``): one mirrored pair per
-  pairing as a seed, then mirrored pairs between the ladder neighbours whose
+- :class:`AdaptivePlanner` (``--format adaptive``): one pair of games per
+  pairing as a seed, then pairs between the ladder neighbours whose
   order is least certain, until every neighbour's likelihood of superiority
   passes the league's confidence, or the game budget is spent. A league fitted on
   skill (``League.fit``) reads the neighbours off :mod:`scheduler.skill` instead.
-- :class:`SprtPlanner` (``--format sprt``): mirrored pairs between a challenger
+- :class:`SprtPlanner` (``--format sprt``): pairs of games between a challenger
   and the champion until a pentanomial SPRT accepts H0 or H1 (or the budget).
 - :class:`PlacementPlanner` (``--format gauntlet --reference A,B,C``): places
-  each newcomer on a ladder of reference bots: one mirrored pair per pairing as a
-  seed, then mirrored pairs of a newcomer against the reference nearest its
+  each newcomer on a ladder of reference bots: one pair of games per pairing as a
+  seed, then pairs of a newcomer against the reference nearest its
   rating, and between references whose order is unsure, until each newcomer is
   placed (see the class) or the game budget is spent.
+
+A pair of games is two games with the seats swapped, on one deal when the
+league's games are mirrored (:attr:`store.leagues.League.mirrored`) and on a
+deal each otherwise; the deals come from the league's
+:class:`~store.deal_seeds.DealSeeds` (its secret).
 """
 
 from __future__ import annotations
@@ -29,10 +34,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from scheduler.pairings import PlannedMatch, mirrored_pair, plan_round_robin
+from scheduler.pairings import PlannedMatch, Seed, pair_of_games, plan_round_robin
 from scheduler.ratings import Fit, Outcome, fit_ratings, game_score
 from scheduler.skill import SkillFit, fit_skill
 from scheduler.sprt import SPRT
+from store.deal_seeds import DealSeeds
 from store.leagues import League
 
 
@@ -68,6 +74,12 @@ class FixedPlanner:
         return {}
 
 
+def _seeds(league: League, seeds: Seed | None) -> DealSeeds:
+    """The league's deal seeds as given, or (a league planned without its store, as tests and benches do) public
+    ones from its seed or name."""
+    return DealSeeds.of(seeds if seeds is not None else league.seed or league.league_id)
+
+
 def _units_in_flight(planned: Sequence[PlannedMatch], in_flight: Sequence[str]) -> Counter[frozenset[str]]:
     flying = set(in_flight)
     return Counter(frozenset(m.seats) for m in planned if m.match_id in flying)
@@ -76,16 +88,16 @@ def _units_in_flight(planned: Sequence[PlannedMatch], in_flight: Sequence[str]) 
 class AdaptivePlanner:
     """Spend games where the ladder is least sure (see the module's doc)."""
 
-    def __init__(self, league: League) -> None:
+    def __init__(self, league: League, seeds: Seed | None = None) -> None:
         self.league = league
-        self.seed = league.seed or league.league_id
+        self.seed = _seeds(league, seeds)
         n = len(league.bots)
         self.budget = league.budget or n * (n - 1) * league.games  # a full double round-robin's games
         self._note: dict[str, Any] = {"settled": False, "budget": self.budget}
 
     def initial(self) -> list[PlannedMatch]:
-        """One mirrored pair for every pairing: everybody meets everybody once."""
-        return plan_round_robin(self.league.bots, games=2, seed=self.seed, double=False, mirrored=True)
+        """One pair of games for every pairing: everybody meets everybody once."""
+        return plan_round_robin(self.league.bots, games=2, seed=self.seed, double=False, mirrored=self.league.mirrored)
 
     def more(
         self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
@@ -110,7 +122,7 @@ class AdaptivePlanner:
         for _, a, b in unsure:  # least sure first; one pair at a time per pairing
             if not flying[frozenset((a, b))]:
                 extra = sum(1 for m in planned if m.match_id.startswith("x")) // 2
-                return mirrored_pair(a, b, self.seed, f"x{extra + 1}", 1000 + extra)
+                return pair_of_games(a, b, self.seed, f"x{extra + 1}", 1000 + extra, self.league.mirrored)
         return []
 
     def note(self) -> dict[str, Any]:
@@ -118,13 +130,13 @@ class AdaptivePlanner:
 
 
 class SprtPlanner:
-    """A challenger against the champion, mirrored pair after mirrored pair, until the SPRT decides."""
+    """A challenger against the champion, pair of games after pair of games, until the SPRT decides."""
 
-    def __init__(self, league: League) -> None:
+    def __init__(self, league: League, seeds: Seed | None = None) -> None:
         if len(league.bots) != 2 or not league.champion or league.champion not in league.bots:
             raise ValueError("an sprt league has two bots, one of them the champion (--champion BOT)")
         self.league = league
-        self.seed = league.seed or league.league_id
+        self.seed = _seeds(league, seeds)
         self.champion = league.champion
         self.challenger = next(b for b in league.bots if b != league.champion)
         self.test = SPRT(**{k: float(v) for k, v in league.sprt.items()})
@@ -135,10 +147,11 @@ class SprtPlanner:
         return []
 
     def pentanomial(self, outcomes: Sequence[Outcome]) -> list[int]:
-        """Counts of the challenger's pair scores 0, 1/2, 1, 3/2, 2 over the finished mirrored pairs."""
+        """Counts of the challenger's pair scores 0, 1/2, 1, 3/2, 2 over the finished pairs of games (``s<n>/g1``
+        and ``s<n>/g2``: seats swapped, one deal or two)."""
         units: dict[str, list[Outcome]] = {}
         for o in outcomes:
-            units.setdefault(o.unit, []).append(o)
+            units.setdefault(o.match_id.rsplit("/", 1)[0], []).append(o)
         counts = [0] * 5
         for games in units.values():
             if len(games) == 2:
@@ -162,7 +175,7 @@ class SprtPlanner:
             return [] if in_flight else None
         n = len(planned) // 2
         first, second = (self.challenger, self.champion) if n % 2 == 0 else (self.champion, self.challenger)
-        return mirrored_pair(first, second, self.seed, f"s{n + 1}", n + 1)
+        return pair_of_games(first, second, self.seed, f"s{n + 1}", n + 1, self.league.mirrored)
 
     def note(self) -> dict[str, Any]:
         return self._note
@@ -179,9 +192,9 @@ class PlacementPlanner:
     """Place newcomers on a ladder of reference bots, in as few games as the intervals allow.
 
     The league's bots are its references (``League.reference``) and its newcomers (the rest).
-    It starts as an adaptive league does, with one mirrored pair for every pairing (each
+    It starts as an adaptive league does, with one pair of games for every pairing (each
     newcomer meets each reference, the references meet each other), and then, while results
-    land, asks for mirrored pairs where they teach the most:
+    land, asks for pairs of games where they teach the most:
 
     - a newcomer not yet placed plays the reference nearest its rating (a game against a
       far stronger or weaker bot says little), the next nearest while that pair is in flight;
@@ -194,9 +207,9 @@ class PlacementPlanner:
     placement says where a bot stands among the references only.
     """
 
-    def __init__(self, league: League) -> None:
+    def __init__(self, league: League, seeds: Seed | None = None) -> None:
         self.league = league
-        self.seed = league.seed or league.league_id
+        self.seed = _seeds(league, seeds)
         self.references = [b for b in league.bots if b in league.reference]
         self.newcomers = [b for b in league.bots if b not in league.reference]
         missing = [b for b in league.reference if b not in league.bots]
@@ -210,10 +223,11 @@ class PlacementPlanner:
         self._note: dict[str, Any] = {"placed": {}, "budget": self.budget}
 
     def initial(self) -> list[PlannedMatch]:
-        plan = plan_round_robin(self.references, games=2, seed=self.seed, double=False, mirrored=True)
+        mirrored = self.league.mirrored
+        plan = plan_round_robin(self.references, games=2, seed=self.seed, double=False, mirrored=mirrored)
         for i, newcomer in enumerate(self.newcomers):
             for j, ref in enumerate(self.references):
-                plan += mirrored_pair(newcomer, ref, self.seed, f"n{i + 1}r{j + 1}", 500 + i)
+                plan += pair_of_games(newcomer, ref, self.seed, f"n{i + 1}r{j + 1}", 500 + i, mirrored)
         return plan
 
     def more(
@@ -250,7 +264,7 @@ class PlacementPlanner:
         for a, b in [*unsure, *wanted]:
             if not flying[frozenset((a, b))]:
                 extra = sum(1 for m in planned if m.match_id.startswith("p")) // 2
-                return mirrored_pair(a, b, self.seed, f"p{extra + 1}", 2000 + extra)
+                return pair_of_games(a, b, self.seed, f"p{extra + 1}", 2000 + extra, self.league.mirrored)
         return []
 
     def note(self) -> dict[str, Any]:

@@ -153,6 +153,19 @@ class LeagueKeys:
         """List of match ids in plan order."""
         return f"{self.base}:plan"
 
+    @property
+    def secret(self) -> str:
+        """String: the league's secret, the key of its deal seeds (:mod:`store.deal_seeds`): read by the
+        scheduler and the workers only, never served, never logged. A league with ``--seed`` has none."""
+        return f"{self.base}:secret"
+
+    @property
+    def open_deals(self) -> str:
+        """Hash: a shared deal's place in the plan -> how many of its games are not done yet. A game that
+        shares its deal with others is held back from every reader until its deal's count is 0
+        (:mod:`store.embargo`)."""
+        return f"{self.base}:open-deals"
+
     def match(self, match_id: str) -> str:
         """Hash: one match's seats, seed, status, attempts, result."""
         return f"{self.base}:match:{match_id}"

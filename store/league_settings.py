@@ -21,6 +21,10 @@ FORMATS = ("round-robin", "double-round-robin", "gauntlet", "adaptive", "sprt")
 ABSENT_ACTIONS = ("pause", "forfeit")
 CLOCKS = ("wall", "cpu")
 """What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
+DEALS = ("auto", "independent", "mirrored")
+"""How a league's games may be dealt (:attr:`League.deals`)."""
+DEALT = ("", "independent", "mirrored")
+"""How a league deals once it has started ("": not decided yet)."""
 FITS = ("win-loss", "skill")
 """What may order a league's ladder (:attr:`League.fit`)."""
 MAX_LATENCY_CREDIT_MS = 10_000
@@ -102,13 +106,27 @@ class League:
         "round-robin plays two cycles, so twice this, each cycle on deals of its own.",
         least=1,
     )
-    mirrored: bool = setting(True, "Games of a pairing share deals with seats swapped.")
+    deals: str = setting(
+        "auto",
+        "How a pairing's games are dealt: independent (every game a deal of its own), mirrored (its games share "
+        "deals, seats rotated: a bot that remembers a deal from one game to the next can know its opponents' "
+        "cards), or auto: mirrored only when the arena runs every bot afresh each game (hosted JSON-lines "
+        "programs, the reference bots), otherwise independent.",
+        choices=DEALS,
+    )
     champion: str | None = setting(None, "The bot that runs the gauntlet, or the SPRT's baseline.")
     k: float = setting(24.0, "The form Elo's K factor.", least=0.0)
     initial: float = setting(1500.0, "The rating every bot starts from.")
-    seed: str = setting("", "Seed of every deal (default: the league name).")
+    seed: str = setting(
+        "",
+        "A public seed for every deal, for demos and tests: anyone who knows it can compute every hand "
+        "(default: a secret the arena keeps).",
+    )
     bots: list[str] = field(default_factory=list, metadata=unset("The participants (`league add-bot`)."))
     status: str = setting("created", "Where the league is (one of store.leagues.STATUSES).", option=False)
+    dealt: str = setting(
+        "", "How the league deals, decided once when it starts (:attr:`deals` resolved).", choices=DEALT, option=False
+    )
     absent_timeout: float = setting(
         600.0, "Seconds a bot may stay disconnected before --absent-action applies to its matches.", least=0.0
     )
@@ -178,6 +196,11 @@ class League:
         most=MAX_TIME_BANK_MS,
     )
 
+    @property
+    def mirrored(self) -> bool:
+        """Whether its games share deals: as decided at its start (:attr:`dealt`), or, before, as forced."""
+        return (self.dealt or self.deals) == "mirrored"
+
 
 def settings() -> Iterator[tuple[Field[Any], Setting]]:
     """Every field of :class:`League` but its name and rules, with its :class:`Setting`."""
@@ -222,6 +245,13 @@ def stored(league: League) -> dict[Any, str | int | float]:
 def loaded(league_id: str, rules: Rules, meta: Mapping[str, str]) -> League:
     """The league a meta hash holds (a setting missing from an older league gets its default)."""
     values = {f.name: _read(meta[f.name], _default(f)) for f, _ in settings() if f.name in meta}
+    if "deals" not in meta and "mirrored" in meta:  # a league created before deals were chosen
+        started = meta.get("status", "created") != "created"
+        if meta["mirrored"] != "1":
+            values["deals"] = values["dealt"] = "independent"
+        elif started:  # it plays on as it began
+            values["deals"] = values["dealt"] = "mirrored"
+        # else: mirrored was the default then; not yet started, it deals as a new league does (auto)
     return League(league_id, rules, **values)
 
 

@@ -20,6 +20,8 @@ import redis
 from engine_service.rules import Rules, TablanetteError
 
 from .codec import text, text_map
+from .deal_policy import decide, who_may_remember
+from .deal_seeds import DealSecrets, DealSeeds
 from .keys import Keys, LeagueKeys
 from .league_settings import League, LeagueError, check, loaded, stored
 from .league_status import LeagueStatus
@@ -38,16 +40,27 @@ __all__ = [
     "PlannedMatchLike",
 ]
 
-# KEYS: the plan, then one match hash per match. ARGV: per match its id, seats (JSON), seed, round.
-# A match is added (hash filled, id pushed on the plan) only if its hash has no seats yet: idempotent.
+# KEYS: the plan, the open-deals hash, then one match hash per match. ARGV: per match its id, seats (JSON), seed,
+# round, shared deal ('' for a deal of its own). A match is added (hash filled, id pushed on the plan) only if its
+# hash has no seats yet: idempotent. A game sharing a deal counts in its deal's open games until it is done (the
+# commit counts it out); a match planned before deals were counted gets its deal (and its count, unless it is done)
+# the first time its plan is written again, so a running league's shared deals are held back from then on.
 _EXTEND = """
 local added = 0
-for i = 2, #KEYS do
-  local a = (i - 2) * 4
+for i = 3, #KEYS do
+  local a = (i - 3) * 5
+  local deal = ARGV[a + 5]
   if redis.call('HSETNX', KEYS[i], 'seats', ARGV[a + 2]) == 1 then
     redis.call('HSET', KEYS[i], 'seed', ARGV[a + 3], 'round', ARGV[a + 4], 'status', 'planned')
     redis.call('RPUSH', KEYS[1], ARGV[a + 1])
+    if deal ~= '' then
+      redis.call('HSET', KEYS[i], 'deal', deal)
+      redis.call('HINCRBY', KEYS[2], deal, 1)
+    end
     added = added + 1
+  elseif deal ~= '' and redis.call('HSETNX', KEYS[i], 'deal', deal) == 1
+      and redis.call('HGET', KEYS[i], 'status') ~= 'done' then
+    redis.call('HINCRBY', KEYS[2], deal, 1)
   end
 end
 return added
@@ -80,6 +93,8 @@ class PlannedMatchLike(Protocol):
     def seed(self) -> str: ...
     @property
     def round(self) -> int: ...
+    @property
+    def deal(self) -> str: ...
 
 
 class LeagueStore(Quarantines):
@@ -106,6 +121,8 @@ class LeagueStore(Quarantines):
             raise LeagueError("a reference ladder places newcomers in a two-player gauntlet: give --format gauntlet")
         if not self.r.sadd(Keys(self.prefix).leagues, league.league_id):
             raise LeagueError(f"league {league.league_id!r} already exists")
+        if not league.seed:  # secret deals, unless the operator asks for public ones
+            DealSecrets(self.r).create(self.keys(league.league_id))
         self._save(league)
 
     def _save(self, league: League) -> None:
@@ -124,6 +141,23 @@ class LeagueStore(Quarantines):
         except (TablanetteError, ValueError) as exc:
             raise LeagueError(f"league {league_id!r} has invalid rules: {exc}") from None
         return loaded(league_id, rules, meta)
+
+    def settle_deals(self, league: League) -> League:
+        """Decide, once, how the league deals (:attr:`League.dealt`, from its ``deals`` and who among its bots
+        may remember a deal: :mod:`store.deal_policy`); the league as it now plays."""
+        if not league.dealt:
+            league.dealt = decide(league.deals, self.who_may_remember(league))
+            self.r.hset(self.keys(league.league_id).meta, "dealt", league.dealt)
+        return league
+
+    def who_may_remember(self, league: League) -> dict[str, str]:
+        """The league's bots that could carry a deal from one game to another, with why."""
+        return who_may_remember(Versions(self.r, self.prefix), league.bots)
+
+    def deal_seeds(self, league: League) -> DealSeeds:
+        """Where the league's deals come from: its secret, or (``--seed``, or a league created before secret
+        deals, which deals from its name) a public text."""
+        return DealSecrets(self.r).seeds(self.keys(league.league_id), league.seed or league.league_id)
 
     def delete(self, league_id: str) -> bool:
         """Remove a league and everything it holds (its plan, matches, records, ratings); False if none."""
@@ -186,9 +220,10 @@ class LeagueStore(Quarantines):
             args = [
                 x
                 for m in chunk
-                for x in (m.match_id, json.dumps(list(m.seats), separators=(",", ":")), m.seed, m.round)
+                for x in (m.match_id, json.dumps(list(m.seats), separators=(",", ":")), m.seed, m.round, m.deal)
             ]
-            added += int(self._extend(keys=[keys.plan, *(keys.match(m.match_id) for m in chunk)], args=args))
+            match_keys = [keys.match(m.match_id) for m in chunk]
+            added += int(self._extend(keys=[keys.plan, keys.open_deals, *match_keys], args=args))
         return added
 
     def seats(self, league_id: str) -> dict[str, tuple[str, ...]]:

@@ -40,7 +40,7 @@ MATCH_STATES = ("queued", "running", "failed")
 """The states a match moves through before it is done (each has a set of match ids)."""
 
 # KEYS: match, form, h2h, h2h-games, records, finished, queued, running, failed, lease, outcomes, legacy form,
-#       then per seat: stats, bot-matches.
+#       open deals, then per seat: stats, bot-matches.
 # ARGV: match id, record, result, bots, teams, placing, totals, conduct, k, initial, now, winner, lease token,
 #       outcome, luck (per team, JSON; empty when the match has none).
 _COMMIT = (
@@ -63,7 +63,7 @@ local luck = nil
 if ARGV[15] ~= '' then luck = cjson.decode(ARGV[15]) end
 local sum_totals = 0
 for t = 1, #totals do sum_totals = sum_totals + totals[t] end
-local function seat_key(i, j) return KEYS[12 + (i - 1) * 2 + j] end
+local function seat_key(i, j) return KEYS[13 + (i - 1) * 2 + j] end
 local rating, delta, opponents = {}, {}, 0
 upgrade_form(KEYS[12], form)  -- a league an older arena wrote (store/upgrade.py)
 for i = 1, n do
@@ -121,6 +121,8 @@ if luck then redis.call('HSET', mkey, 'luck', ARGV[15]) end
 for s = 7, 9 do redis.call('SREM', KEYS[s], mid) end
 redis.call('RPUSH', finished, mid)
 redis.call('RPUSH', KEYS[11], ARGV[14])
+local deal = redis.call('HGET', mkey, 'deal')  -- a game of a shared deal: one fewer left to play (store/embargo.py)
+if deal then redis.call('HINCRBY', KEYS[13], deal, -1) end
 return 1
 """
 )
@@ -274,15 +276,16 @@ def record_value(record: GameRecord, times_ms: Sequence[int] | None = None) -> b
         return json.dumps(record, separators=(",", ":")).encode()
 
 
-def match_luck(record: GameRecord) -> list[float] | None:
-    """Each team's luck margin in a finished match (points, to 0.01), or None when it has none.
+def match_luck(record: GameRecord, sampling_seed: str | None = None) -> list[float] | None:
+    """Each team's luck margin in a finished match (points, to 0.01), or None when it has none; the samples
+    seeded by ``sampling_seed`` (:meth:`store.deal_seeds.DealSeeds.sampling`; default: the record's seed).
 
     A match that ended by a forfeit or abort, or whose record does not verify, has no luck
     (:class:`~engine_service.rules.LuckError`): it is skipped, never guessed. Nothing here may
     fail a commit: any other error is logged and the match counts as skipped too.
     """
     try:
-        return [round(x, 2) for x in luck_of_record(record).luck]
+        return [round(x, 2) for x in luck_of_record(record, sampling_seed=sampling_seed).luck]
     except LuckError:
         return None
     except Exception:  # a bug in the estimator must not lose a finished match
@@ -312,6 +315,7 @@ def commit_keys(keys: LeagueKeys, match_id: str, bots: Sequence[str]) -> list[st
         keys.lease(match_id),
         keys.outcomes,
         keys.legacy_form,
+        keys.open_deals,
     ]
     for bot in bots:
         out += [keys.stats(bot), keys.bot_matches(bot)]

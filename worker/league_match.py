@@ -163,7 +163,7 @@ def _attempt(
         raise ArenaFault(f"stalled past the time limit of {settings.task_time_limit} s") from None
     conduct = [asdict(c) for c in outcome.conduct]
     luck_started = time.process_time()
-    luck = match_luck(outcome.record)  # about 80 ms of CPU at tablic, once, before the commit
+    luck = match_luck(outcome.record, store.deal_seeds(league).sampling(seed))  # ~80 ms of CPU, once
     log.debug("match %s: luck %s in %.0f ms of CPU", match_id, luck, 1000 * (time.process_time() - luck_started))
     try:
         stored = store.ledger.commit(

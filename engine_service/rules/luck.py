@@ -45,9 +45,12 @@ gave 0.72 to 0.82 at two seats, 0.77 at three and 0.61 at four.)
 
 The margin of a team is its points minus the mean of the other teams' points
 (for two teams, the usual difference); the same map turns corrections into luck.
-The samples come from a generator seeded by the record's deal seed, the deal and
-the round, so the same record gives the same numbers, and the two games of a
-mirrored pair share their first-deal samples.
+The samples come from a generator seeded by a *sampling seed* (by default the
+record's deal seed), the deal and the round, so the same record gives the same
+numbers, and the two games of a mirrored pair share their first-deal samples.
+The arena keys the sampling seed with a league's secret (``store.deal_seeds``):
+a bot that knew the samples could steer its plays towards positions its real
+cards rate well or badly against them.
 
 >>> from engine_service.rules.rules import Rules
 >>> from engine_service.rules.match import Match
@@ -153,10 +156,14 @@ def margins(values: Sequence[float]) -> tuple[float, ...]:
 
 
 def luck_of_record(
-    record: Mapping[str, Any] | GameRecord, samples: int = DEFAULT_SAMPLES, scale: float | None = None
+    record: Mapping[str, Any] | GameRecord,
+    samples: int = DEFAULT_SAMPLES,
+    scale: float | None = None,
+    sampling_seed: str | None = None,
 ) -> MatchLuck:
-    """Luck and skill of a ``tablanette-record/1`` record (a dict or :class:`GameRecord`); ``samples`` and
-    ``scale`` as for :func:`luck_of_match` (``scale=1``: as the arena counted luck before it had a scale).
+    """Luck and skill of a ``tablanette-record/1`` record (a dict or :class:`GameRecord`); ``samples``,
+    ``scale`` and ``sampling_seed`` as for :func:`luck_of_match` (``scale=1``: as the arena counted luck
+    before it had a scale).
 
     The record is re-verified first. Raises :class:`LuckError` for a record that does
     not verify, or that ended by a forfeit or abort (no correction is invented for those).
@@ -166,14 +173,19 @@ def luck_of_record(
         match = verify_record(record)
     except RecordError as exc:
         raise LuckError(f"no luck estimate: {exc}") from None
-    return luck_of_match(match, rid, samples, scale)
+    return luck_of_match(match, rid, samples, scale, sampling_seed)
 
 
 def luck_of_match(
-    match: Match, record_id: str = "", samples: int = DEFAULT_SAMPLES, scale: float | None = None
+    match: Match,
+    record_id: str = "",
+    samples: int = DEFAULT_SAMPLES,
+    scale: float | None = None,
+    sampling_seed: str | None = None,
 ) -> MatchLuck:
     """Luck and skill of a finished :class:`Match` (trusted: played or replayed by the engine); ``scale``
-    is what each difference of values counts as luck (default :func:`scale_for` ``samples``; 1: whole)."""
+    is what each difference of values counts as luck (default :func:`scale_for` ``samples``; 1: whole);
+    ``sampling_seed`` seeds the samples (default: the match's deal seed)."""
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise LuckError(f"samples must be a whole number >= 1, got {samples!r}")
     if scale is None:
@@ -192,7 +204,7 @@ def luck_of_match(
     total = [0.0] * rules.team_count
     events: list[LuckEvent] = []
     for k, deal in enumerate(match.deals):
-        rng = random.Random(f"tablanette-luck/1|{match.seed}|{k}")
+        rng = random.Random(f"tablanette-luck/1|{sampling_seed or match.seed}|{k}")
         for rnd, difference in deal_corrections(rules, deal, rng, samples):
             correction = [scale * d for d in difference]
             total = [a + b for a, b in zip(total, correction, strict=True)]

@@ -18,7 +18,7 @@ RULES = Rules.preset("tablic", deals=1)
 
 
 def league(bots: list[str], fmt: str = "adaptive", budget: int = 0) -> League:
-    lg = League("ad", RULES, fmt, 2, True, seed="ad", bots=bots)
+    lg = League("ad", RULES, fmt, 2, "mirrored", seed="ad", bots=bots)
     lg.budget = budget
     return lg
 
@@ -65,7 +65,7 @@ def test_fixed_formats_plan_in_full() -> None:
 
 
 def test_an_adaptive_league_of_real_bots_orders_them_and_stops_when_settled() -> None:
-    lg = League("ad", Rules.preset("tablic"), "adaptive", 2, True, seed="ad", bots=["strong", "greedy", "random"])
+    lg = League("ad", Rules.preset("tablic"), "adaptive", 2, "mirrored", seed="ad", bots=["strong", "greedy", "random"])
     lg.budget = 48
     specs = {"strong": "strong:samples=2", "greedy": "greedy", "random": "random"}
     outcomes = play_league(AdaptivePlanner(lg), Rules.preset("tablic"), specs)
@@ -75,7 +75,7 @@ def test_an_adaptive_league_of_real_bots_orders_them_and_stops_when_settled() ->
 
 
 def placement(bots: list[str], reference: list[str], budget: int = 0) -> League:
-    lg = League("pl", RULES, "gauntlet", 2, True, seed="pl", bots=bots)
+    lg = League("pl", RULES, "gauntlet", 2, "mirrored", seed="pl", bots=bots)
     lg.reference, lg.budget = reference, budget
     return lg
 

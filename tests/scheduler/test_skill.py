@@ -121,7 +121,7 @@ def test_an_adaptive_league_on_skill_pairs_by_the_skill_fit() -> None:
     from store.leagues import League
 
     rules = Rules.preset("tablic", target=31)
-    lg = League("sk", rules, "adaptive", 2, True, seed="sk", bots=["greedy", "random", "eps"], fit="skill")
+    lg = League("sk", rules, "adaptive", 2, "mirrored", seed="sk", bots=["greedy", "random", "eps"], fit="skill")
     lg.budget = 12
     planner = AdaptivePlanner(lg)
     specs = {"greedy": "greedy", "random": "random", "eps": "greedy:eps=0.05"}  # a close pair: still unsure

@@ -58,7 +58,7 @@ def test_error_rates_hold_on_simulated_pairs() -> None:
 
 
 def sprt_league(challenger: str, champion: str, seed: str) -> League:
-    league = League(seed, RULES, "sprt", 2, True, "champ", seed=seed, bots=["champ", "chal"])
+    league = League(seed, RULES, "sprt", 2, "mirrored", "champ", seed=seed, bots=["champ", "chal"])
     league.sprt = {"elo0": 0, "elo1": 60, "alpha": 0.1, "beta": 0.1}
     return league
 

@@ -68,7 +68,7 @@ def test_every_setting_reads_back_as_it_was_stored(store: LeagueStore) -> None:
         Rules.preset("tablic", players=3),
         format="adaptive",
         games=4,
-        mirrored=False,
+        deals="independent",
         champion="greedy",
         k=16.0,
         initial=1200.0,
