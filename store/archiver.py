@@ -33,6 +33,7 @@ from .archive import (
     write_dataset,
 )
 from .codec import text, text_map
+from .embargo import Embargo
 from .keys import ARCHIVE_FIELD, Keys
 from .results import LeagueResults
 
@@ -100,8 +101,10 @@ class Archiver:
         deleted = self._delete_records(league_id, archived)
         return ArchiveReport(league_id, folder, len(archived), _size(folder), deleted)
 
-    def finished(self, league_id: str) -> Iterator[Finished]:
-        """Every finished match with a record, in plan order: its record (as the store serves it) and row."""
+    def finished(self, league_id: str, released_only: bool = False) -> Iterator[Finished]:
+        """Every finished match with a record, in plan order: its record (as the store serves it) and row;
+        ``released_only`` leaves out the games held back while a game of their deal is not over (an export
+        shows no card still hidden; the archive, which moves every record, takes them all)."""
         keys = Keys(self.prefix).league(league_id)
         results = LeagueResults(self.r, self.prefix)
         archived = results.archived(league_id)
@@ -111,8 +114,12 @@ class Archiver:
         if stored - set(plan):
             stray = sorted(stored - set(plan))[:3]
             raise ArchiveError(f"league {league_id!r}: records of matches not in its plan ({', '.join(stray)})")
+        embargo = Embargo(self.r, self.prefix)
         for start in range(0, len(done), 500):
             chunk = done[start : start + 500]
+            if released_only:
+                holds = embargo.holds(league_id, [mid for _, mid in chunk])
+                chunk = [(i, mid) for i, mid in chunk if mid not in holds]
             pipe = self.r.pipeline(transaction=False)
             for _, mid in chunk:
                 pipe.hgetall(keys.match(mid))
@@ -130,7 +137,7 @@ class Archiver:
         out = out.resolve()
         tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
-        manifest = write_dataset(tmp, league_id, self.finished(league_id), self.checkpoint)
+        manifest = write_dataset(tmp, league_id, self.finished(league_id, released_only=True), self.checkpoint)
         _put_in_place(tmp, out)
         return manifest
 

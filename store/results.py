@@ -20,6 +20,7 @@ from engine_service.rules import GameRecord, RecordError, parse_record
 from engine_service.rules.compact import decode, decode_full, is_compact
 
 from .codec import text, text_map
+from .embargo import Embargo
 from .keys import ARCHIVE_FIELD, Keys, LeagueKeys
 from .leagues import LeagueError
 from .upgrade import LeagueUpgrades
@@ -291,17 +292,20 @@ class LeagueResults:
             raise RecordError(f"league {league_id}, match {match_id}: {exc}") from None
 
     def records(self, league_id: str) -> Iterator[GameRecord]:
-        """Finished records in plan order (a few hundred per round trip)."""
+        """Finished records in plan order (a few hundred per round trip), but for the games held back while a
+        game of their deal is not over (:mod:`store.embargo`): an export shows no card still hidden."""
         keys = self.keys(league_id)
         if (archived := self.archived(league_id)) is not None:
             yield from self._archived_records(league_id, archived)
             return
-        ids = self.r.lrange(keys.plan, 0, -1)
+        ids = [text(m) for m in self.r.lrange(keys.plan, 0, -1)]
+        embargo = Embargo(self.r, self.prefix)
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
+            holds = embargo.holds(league_id, batch)
             for mid, raw in zip(batch, self.r.hmget(keys.records, batch), strict=True):
-                if raw is not None:
-                    yield stored_record(raw, f"league {league_id}, match {text(mid)}")
+                if raw is not None and mid not in holds:
+                    yield stored_record(raw, f"league {league_id}, match {mid}")
 
     # --------------------------------------------------------- archived leagues (store/archive.py)
 

@@ -31,6 +31,7 @@ from scheduler.ladder import LOS_TOP
 from store import live, printable
 from store.audit import AuditLog
 from store.client import async_twin
+from store.embargo import HeldBack
 from store.leagues import LeagueError
 from store.versions import Quota, QuotaError, VersionError
 from web import queries
@@ -69,7 +70,8 @@ def create_app(
         "quarantine's lift, showing its output to everyone or not. A hosted version's latest output, faults' "
         "output and build log are served to its owner, and to everyone only if the owner chose so. Errors "
         'answer `{"detail": "..."}` with status 401 (not the owner), 404 (unknown league, bot or match), '
-        "409 (not in quarantine), 413 (too large, or more source than a bot may keep), 422 (bad parameter "
+        "409 (not in quarantine; or a game held back because it shares its deal with a game not yet over: "
+        "`held` says why and until when), 413 (too large, or more source than a bot may keep), 422 (bad parameter "
         "or submission) or 429 (more versions this hour than a bot may submit; `Retry-After` says when).",
     )
     app.state.reads = Reads.open(client, prefix)
@@ -84,6 +86,10 @@ def create_app(
 
     for unknown in (LeagueError, VersionError):  # an unknown league, bot, match or version
         app.add_exception_handler(unknown, not_found)
+
+    @app.exception_handler(HeldBack)
+    async def held_back(request: Request, exc: HeldBack) -> JSONResponse:
+        return JSONResponse({"detail": str(exc), "held": exc.hold.to_json()}, status_code=409)
 
     @app.exception_handler(QuotaError)
     async def over_quota(request: Request, exc: QuotaError) -> JSONResponse:
@@ -213,7 +219,7 @@ def api_bot(reads: ReadsDep, league_id: str, bot: str, limit: int = Query(20, ge
     "`seats`: each seat's bot as the league names it (the record's `players` say what played: name@version)",
 )
 def api_replay(reads: ReadsDep, league_id: str, match_id: str) -> JSONResponse:
-    record = queries.record(reads, league_id, match_id)
+    record = queries.record(reads, league_id, match_id)  # HeldBack (409) while its deal is being played
     header = {k: v for k, v in record.items() if k != "deals"}
     seats = reads.results.match_rows(league_id, [match_id])[0]["seats"]
     return JSONResponse({"record": header, "seats": seats, "frames": replay_frames(record), "luck": luck_curve(record)})
@@ -240,6 +246,7 @@ async def api_live(
     status = await live.match_status_async(hub.r, keys, match_id)  # on the event loop: no thread per spectator
     if status is None:
         raise LeagueError(f"no match {match_id!r} in league {league_id!r}")
+    await run_in_threadpool(reads.embargo.check, league_id, match_id, True)  # a deal's twin not yet over
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     if status in ("done", "failed"):  # what is left of its stream (kept a while), or its replay
         kept = await live.read_after_async(hub.r, keys, match_id, resume)

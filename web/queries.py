@@ -16,9 +16,11 @@ import redis
 
 from engine_service.rules import GameRecord
 from engine_service.time_control import TimeControl
+from scheduler.fair_play import deals_report
 from scheduler.ladder import fitted, los_matrix
 from scheduler.ladder import ladder as fitted_ladder
 from store import printable
+from store.embargo import Embargo, redacted
 from store.leagues import League, LeagueError, LeagueStore
 from store.results import LeagueResults
 from store.versions import Version, Versions
@@ -37,10 +39,17 @@ class Reads:
     leagues: LeagueStore
     results: LeagueResults
     versions: Versions
+    embargo: Embargo
 
     @classmethod
     def open(cls, client: redis.Redis, prefix: str) -> Reads:
-        return cls(LeagueStore(client, prefix), LeagueResults(client, prefix), Versions(client, prefix))
+        leagues, results = LeagueStore(client, prefix), LeagueResults(client, prefix)
+        return cls(leagues, results, Versions(client, prefix), Embargo(client, prefix))
+
+    def rows(self, league_id: str, ids: list[str]) -> list[dict[str, Any]]:
+        """The listed matches' rows, each game of a deal not yet over held back (:func:`store.embargo.redacted`)."""
+        holds = self.embargo.holds(league_id, ids)
+        return [redacted(row, holds.get(row["match_id"])) for row in self.results.match_rows(league_id, ids)]
 
 
 def leagues(reads: Reads) -> list[dict[str, Any]]:
@@ -75,6 +84,7 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
         "format": league.format,
         "games_per_pairing": league.games,
         "mirrored": league.mirrored,
+        "deals": deals_report(reads.leagues, reads.results, league),
         "k": league.k,
         "initial": league.initial,
         "bots": league.bots,
@@ -118,8 +128,8 @@ def crosstable(reads: Reads, league_id: str, limit: int = 30) -> dict[str, Any]:
 def recent_matches(reads: Reads, league_id: str, limit: int = 20, offset: int = 0) -> dict[str, Any]:
     """Finished matches, newest first (``offset`` pages back), and the failed ones."""
     ids, total = reads.results.finished_ids(league_id, limit, offset)
-    rows = reads.results.match_rows(league_id, ids)
-    failed = reads.results.match_rows(league_id, reads.results.failed_ids(league_id))
+    rows = reads.rows(league_id, ids)
+    failed = reads.rows(league_id, reads.results.failed_ids(league_id))
     return {"total": total, "offset": offset, "matches": rows, "failed": failed}
 
 
@@ -146,18 +156,27 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
         "quarantine": printable.deep(reads.leagues.quarantined(league_id).get(bot)),
         "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
         "history_points": length,
-        "recent": reads.results.match_rows(league_id, reads.results.bot_match_ids(league_id, bot, limit)),
+        "recent": reads.rows(league_id, reads.results.bot_match_ids(league_id, bot, limit)),
     }
 
 
 def match_detail(reads: Reads, league_id: str, match_id: str) -> dict[str, Any]:
-    rows = reads.results.match_rows(league_id, [match_id])
+    """One match's row and record; a game of a deal not yet over has its row held back and no record
+    (``held``), and ``live_held`` says why it may not be watched live, if it may not."""
     if not reads.results.match_exists(league_id, match_id):
         raise LeagueError(f"no match {match_id!r} in league {league_id!r}")
-    return {**rows[0], "record": reads.results.record(league_id, match_id)}
+    row = reads.rows(league_id, [match_id])[0]
+    live = reads.embargo.hold(league_id, match_id, live=True)
+    return {
+        **row,
+        "live_held": live.to_json() if live else None,
+        "record": None if row.get("held") else reads.results.record(league_id, match_id),
+    }
 
 
 def record(reads: Reads, league_id: str, match_id: str) -> GameRecord:
+    """The match's record (:class:`store.embargo.HeldBack` while a game sharing its deal is not over)."""
+    reads.embargo.check(league_id, match_id)
     found = reads.results.record(league_id, match_id)
     if found is None:
         raise LeagueError(f"match {match_id!r} of league {league_id!r} has no record (not finished)")
@@ -207,7 +226,7 @@ def bot_profile(reads: Reads, bot: str, limit: int = 20) -> dict[str, Any]:
                 "form": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in points],
             }
         )
-        rows = reads.results.match_rows(s["league"], reads.results.bot_match_ids(s["league"], s["name"], limit))
+        rows = reads.rows(s["league"], reads.results.bot_match_ids(s["league"], s["name"], limit))
         recent.extend({**row, "league": s["league"], "name": s["name"]} for row in rows)
     recent.sort(key=lambda row: row["finished_at"] or 0.0, reverse=True)
     rated = [s for s in standings if not s["preflight"]]

@@ -146,7 +146,7 @@
         el("td", { class: `num ${v.elo > 0 ? "delta-up" : v.elo < 0 ? "delta-down" : ""}`, "data-testid": "elo", text: v.elo === null ? "–" : TA.signed(v.elo) }),
         el("td", { class: "num", "data-testid": "luck", title: lk ? `margin ${TA.signed(lk.raw, 1)} = luck ${TA.signed(lk.luck, 1)} + skill ${TA.signed(lk.skill, 1)}` : "no luck estimate (a forfeit or an abort)", text: lk ? TA.signed(lk.luck, 1) : "–" }),
         el("td", { class: "num", "data-testid": "skill", text: lk ? TA.signed(lk.skill, 1) : "–" }),
-        el("td", null, m.status === "done" ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" }) : null),
+        el("td", null, m.held ? el("span", { class: "muted", "data-testid": "held", title: m.held.why, text: "held: its deal is still being played" }) : m.status === "done" ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" }) : null),
       );
     });
     host.append(

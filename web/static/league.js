@@ -56,6 +56,31 @@
     );
     const status = document.getElementById("league-status");
     clear(status).append(TA.badge(s.progress.status));
+    renderDeals(s.deals);
+  }
+
+  /** How the league deals: secret or public, mirrored or not, and the second-sight check where deals are shared. */
+  function renderDeals(d) {
+    const host = document.getElementById("deals");
+    if (!host || !d) return;
+    const lines = [
+      el("p", { "data-testid": "deals-mode" }, "Deals: ", el("b", { text: `${d.dealt}${d.decided ? "" : " (decided when the league starts)"}, ${d.secret ? "secret" : "public"}` }),
+        d.dealt === "mirrored" ? " — the games of a deal are shown once all of them are over." : ""),
+    ];
+    if (d.public) lines.push(el("p", { class: "warning", "data-testid": "deals-public", text: `These deals are public: ${d.public}.` }));
+    if (d.warning) lines.push(el("p", { class: "warning", "data-testid": "deals-warning", text: `Warning: ${d.warning}.` }));
+    if (d.second_sight.length) {
+      lines.push(el("table", { "data-testid": "second-sight" },
+        el("thead", null, el("tr", null, ["bot", "advantage on a deal seen before (points, 95% interval)", "deals", ""].map((h) => el("th", { text: h })))),
+        el("tbody", null, d.second_sight.map((r) => el("tr", null,
+          el("td", { text: r.bot }),
+          el("td", { class: "num", text: TA.signed(r.advantage, 1) + (r.interval ? ` (${TA.signed(r.interval[0], 1)}…${TA.signed(r.interval[1], 1)})` : "") }),
+          el("td", { class: "num", text: r.deals }),
+          el("td", { class: r.flagged ? "warning" : "muted", text: r.flagged ? "flagged" : "" }),
+        ))),
+      ));
+    }
+    clear(host).append(...lines);
   }
 
   function count(label, value, testid, cls) {
@@ -431,6 +456,7 @@
   }
 
   function resultText(m) {
+    if (m.held) return "held back";
     if (!m.result) return m.status;
     const w = m.result.winner;
     const reason = m.result.reason + (m.result.forfeit_seat !== undefined && m.result.forfeit_seat !== null ? `, seat ${m.result.forfeit_seat} forfeited` : "");
@@ -452,7 +478,9 @@
       el(
         "td",
         null,
-        m.status === "done"
+        m.held
+          ? el("span", { class: "muted", "data-testid": "held", title: `${m.held.why}; shown once ${m.held.until}`, text: "held: its deal is still being played" })
+          : m.status === "done"
           ? el("a", { href: urls.replay(leagueId, m.match_id), "data-testid": "replay-link", text: "replay ▸" })
           : m.status === "running"
             ? [TA.badge(m.status), " ", el("a", { href: urls.live(leagueId, m.match_id), "data-testid": "live-link", text: "watch ▸" })]

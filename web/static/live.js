@@ -77,6 +77,11 @@
       players = m.seats || [];
       teams = players.map((_, s) => [s]);
       $id("title").textContent = players.join(" vs ");
+      if (m.live_held) {  // another game of its deal is not over: its cards would tell what is hidden there
+        $id("state").textContent = `held back: ${m.live_held.why}; it can be watched once ${m.live_held.until}`;
+        TA.ready();
+        return;
+      }
     } catch (err) {
       TA.showError(err);
       TA.ready();

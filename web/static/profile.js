@@ -144,7 +144,7 @@
         el("td", null, v.opponents.map((o, i) => [i ? ", " : null, el("a", { href: urls.bot(m.league, o), text: o })])),
         el("td", null, result),
         el("td", { class: "num", text: score }),
-        el("td", null, m.status === "done" ? el("a", { href: urls.replay(m.league, m.match_id), text: "replay ▸" }) : null),
+        el("td", null, m.held ? el("span", { class: "muted", title: m.held.why, text: "held: its deal is still being played" }) : m.status === "done" ? el("a", { href: urls.replay(m.league, m.match_id), text: "replay ▸" }) : null),
       );
     });
     const head = [["Finished"], ["League"], ["Opponent"], ["Result"], ["Score", "num"], [""]];
