@@ -13,6 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from scheduler.fair_play import PUBLIC_SEED, deals_report, report_lines
 from scheduler.league import Feeder
 from store import printable
 from store.audit import AuditLog
@@ -137,6 +138,14 @@ def create(
     except LeagueError as exc:
         fail(str(exc))
     console.print(f"league [bold]{name}[/] created ({rules.preset_name}, {players} players, {league.format})")
+    if league.seed:
+        console.print(f"[yellow]deals: PUBLIC[/]: {PUBLIC_SEED}; leave out --seed for secret deals", highlight=False)
+    if league.deals == "mirrored":
+        console.print(
+            "[yellow]deals: mirrored, forced[/]: a bot that remembers a deal from one game of it to the next can "
+            "know its opponents' cards; only bots the arena runs afresh each game cannot (see `league status`)",
+            highlight=False,
+        )
 
 
 @app.command("add-bot")
@@ -284,15 +293,19 @@ def status(name: str, as_json: JsonOpt = False) -> None:
     except LeagueError as exc:
         fail(str(exc))
     try:  # status needs no rules: a league whose rules no longer load still reports
-        fit: str | None = st.load(name).fit
+        league: League | None = st.load(name)
     except LeagueError:
-        fit = None
+        league = None
+    fit = league.fit if league else None
+    deals = deals_report(st, results(), league) if league else None
     if as_json:
-        print(json.dumps({**s.to_json(), "fit": fit, "troubles": troubles, "planner": note}))
+        print(json.dumps({**s.to_json(), "fit": fit, "deals": deals, "troubles": troubles, "planner": note}))
         return
     console.print(progress_line(s), highlight=False)
     if fit:
         console.print(f"ladder fitted on: {fit}", highlight=False)
+    for line in report_lines(deals) if deals else []:
+        console.print(printable.line(line), highlight=False)
     if note:
         console.print(_note_line(note), highlight=False)
     if troubles:
