@@ -20,8 +20,10 @@ Deal seeds come from a :class:`~store.deal_seeds.DealSeeds`: a league's secret,
 or a public text (a plain string given as ``seed`` is one).
 
 >>> plan = plan_round_robin(["a", "b", "c", "d"], games=2, seed="s")
->>> len(plan), plan[0].match_id, plan[0].seats, plan[1].seats, plan[0].seed == plan[1].seed, plan[0].deal
-(12, 'r1/p1/g1', ('a', 'd'), ('d', 'a'), True, 'r1/p1/d1')
+>>> len(plan), [m.match_id for m in plan[:4]]  # which game of a deal comes first varies (see _first_sight_varied)
+(12, ['r1/p1/g2', 'r1/p1/g1', 'r1/p2/g1', 'r1/p2/g2'])
+>>> plan[1].match_id, plan[1].seats, plan[0].seats, plan[0].seed == plan[1].seed, plan[0].deal
+('r1/p1/g1', ('a', 'd'), ('d', 'a'), True, 'r1/p1/d1')
 >>> plan_round_robin(["a", "b"], games=2, seed="s", mirrored=False)[1].deal
 ''
 """
@@ -86,6 +88,21 @@ def _pairing_games(
         deal_seed = seeds.deal(ident, g // 2 if mirrored else g)
         shared = f"{ident}/d{g // 2 + 1}" if mirrored and games > 1 else ""
         out.append(PlannedMatch(f"{ident}/g{g + 1}", rnd, seats, deal_seed, shared))
+    if mirrored:
+        out = _first_sight_varied(out)
+    return out
+
+
+def _first_sight_varied(games: list[PlannedMatch]) -> list[PlannedMatch]:
+    """The two games of each mirrored deal in an order that follows from its seed: which seat sees a deal first
+    then varies from deal to deal, so the second-sight check (:mod:`scheduler.second_sight`) can tell a bot that
+    remembers a deal from the edge of a seat (with ``a`` always first, a two-bot league could not)."""
+    out = []
+    for k in range(0, len(games), 2):
+        pair = games[k : k + 2]
+        if len(pair) == 2 and int(pair[0].seed[-1], 16) % 2:
+            pair.reverse()
+        out += pair
     return out
 
 
@@ -93,7 +110,7 @@ def pair_of_games(a: str, b: str, seed: Seed, ident: str, rnd: int, mirrored: bo
     """Two games between ``a`` and ``b``, seats swapped, ``<ident>/g1`` and ``<ident>/g2``: on one deal
     (``mirrored``) or on a deal each.
 
-    >>> [(m.match_id, m.seats, m.deal) for m in pair_of_games("a", "b", "s", "x1", 9)]
+    >>> sorted((m.match_id, m.seats, m.deal) for m in pair_of_games("a", "b", "s", "x1", 9))
     [('x1/g1', ('a', 'b'), 'x1/d1'), ('x1/g2', ('b', 'a'), 'x1/d1')]
     """
     return _pairing_games((a, b), 2, mirrored, seed, ident, rnd)

@@ -47,9 +47,17 @@ def test_the_plan_is_stable_so_a_restarted_scheduler_resumes_the_same_matches() 
 
 
 def test_mirrored_games_share_deals_with_seats_swapped() -> None:
-    plan = plan_round_robin(["a", "b"], games=4, seed="m")
+    plan = sorted(plan_round_robin(["a", "b"], games=4, seed="m"), key=lambda m: m.match_id)
     assert [m.seats for m in plan] == [("a", "b"), ("b", "a")] * 2
     assert plan[0].seed == plan[1].seed != plan[2].seed == plan[3].seed
+    assert plan[0].deal == plan[1].deal != plan[2].deal == plan[3].deal
+
+
+def test_which_seat_sees_a_mirrored_deal_first_varies_from_deal_to_deal() -> None:
+    plan = plan_round_robin(["a", "b"], games=200, seed="m")
+    firsts = [plan[k].seats[0] for k in range(0, len(plan), 2)]  # the game of each deal played first
+    assert all(plan[k].deal == plan[k + 1].deal for k in range(0, len(plan), 2))  # a deal's games together
+    assert 30 < firsts.count("a") < 70  # 100 deals: a fair coin's count, not always the same seat
     unmirrored = plan_round_robin(["a", "b"], games=2, seed="m", mirrored=False)
     assert unmirrored[0].seed != unmirrored[1].seed
 
