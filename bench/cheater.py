@@ -217,8 +217,11 @@ class Cheater(Bot):
     # ------------------------------------------------------------------ channels
 
     def _agrees(self, hands: Hands, obs: Observation) -> bool:
+        """Whether ``hands`` deal this seat every card it has held this round (all of them: a seat sees its
+        whole hand at its first turn of a round), so a wrong guess is never taken for the deal."""
+        held = self.seen.get((obs.deal_index, obs.round, obs.seat), 0)
         mine = hands.get((obs.deal_index, obs.round, obs.seat))
-        return mine is not None and obs.hand & ~mine == 0
+        return mine is not None and held & ~mine == 0 and popcount(held) == round_sizes(obs.rules)[obs.round]
 
     def _learn(self, obs: Observation) -> None:
         deal = obs.deal_index
@@ -231,7 +234,7 @@ class Cheater(Bot):
                 for place in places(self.match_id):
                     layout = deal_layout(obs.rules, DealSeeds.public(text).deal(*place), deal)
                     hands = layout_hands(obs.rules, deal, layout)
-                    if self._agrees(hands, obs):
+                    if layout.table == first_table(obs) and self._agrees(hands, obs):
                         self._take(hands, deal, "seed")
                         return
         if "memory" in channels and self.opening is not None:
@@ -256,8 +259,8 @@ class Cheater(Bot):
     def _agrees_where_known(self, hands: Hands, obs: Observation) -> bool:
         """Remembered hands may lack a card (one its opponent played after its last turn of a round)."""
         mine = hands.get((obs.deal_index, obs.round, obs.seat), 0)
-        full = round_sizes(obs.rules)[obs.round]
-        return popcount(mine) < full or obs.hand & ~mine == 0
+        held = self.seen.get((obs.deal_index, obs.round, obs.seat), 0)
+        return popcount(mine) < round_sizes(obs.rules)[obs.round] or held & ~mine == 0
 
     def _take(self, hands: Hands, deal: int, channel: str) -> None:
         self.known.update({k: v for k, v in hands.items() if k[0] == deal})
