@@ -44,7 +44,8 @@ from store import deal_policy
 from store.client import outages_ridden_out
 from store.league_status import LeagueStatus
 from store.leagues import League, LeagueError, LeagueStore
-from store.ledger import match_luck
+from store.leases import MatchLease
+from store.ledger import NotLeaseHolder, match_luck
 from store.results import LeagueResults
 from store.units import mirror_unit
 from worker.match_runner import SeatConduct
@@ -52,6 +53,9 @@ from worker.match_runner import SeatConduct
 TASK_NAME = "tablanette.play_match"
 PRESENCE_EVERY_S = 1.0
 """How often the feeder looks at who is connected, and whether a Redis it watches was restarted."""
+
+FORFEIT_LEASE_MS = 10_000
+"""How long the scheduler holds a match's lease to settle it as a forfeit (a few Redis calls)."""
 
 log = logging.getLogger("tablanette.scheduler")
 
@@ -278,21 +282,44 @@ class Feeder:
             gone_for,
             len(mine),
         )
-        keys = self.store.keys(self.league_id)
+        settled = set()
         for mid, spec in zip(mine, self.store.matches(self.league_id, mine), strict=True):
-            seats = list(self.seats[mid])
-            absent_seats = [s for s, b in enumerate(seats) if b in self.absent]
+            if self._forfeit(league, mid, spec):
+                settled.add(mid)
+        self.fresh = [mid for mid in self.fresh if mid not in settled]
+
+    def _forfeit(self, league: League, mid: str, spec: dict[str, str]) -> bool:
+        """Settle one unplayed match as a forfeit of its (first) absent bot, holding its lease as a worker
+        would: a match a worker has just taken (its lease is held) is being played, and is left to it; the
+        commit is fenced, so it cannot land once another holder has the match. True if the match is settled."""
+        keys = self.store.keys(self.league_id)
+        seats = list(self.seats[mid])
+        absent_seats = [s for s, b in enumerate(seats) if b in self.absent]
+        lease = MatchLease(self.store.r, keys, mid, FORFEIT_LEASE_MS, f"scheduler/{self.league_id}")
+        if not lease.acquire():
+            log.info("league %s: match %s is being played: not forfeited", self.league_id, mid)
+            return False
+        try:
+            if self.store.match(self.league_id, mid).get("status") not in ("planned", "queued"):
+                return False  # played (or failed) between the look and the lease
             if len(absent_seats) == len(seats):
                 self.store.ledger.set_state(keys, mid, "failed", error="every bot of the match was absent")
-                continue
+                return True
             match = Match(league.rules, spec["seed"])
             match.forfeit(absent_seats[0])
             record = match_record(match, seats, f"{self.league_id}/{mid}")
             conduct = [asdict(SeatConduct(forfeit=s == absent_seats[0])) for s in range(len(seats))]
             unit = mirror_unit(spec["seed"], seats)
             luck = match_luck(record)  # a forfeit has none: the outcome says so, the skill fit counts it
-            self.store.ledger.commit(keys, mid, record, seats, conduct, league.k, league.initial, unit=unit, luck=luck)
-        self.fresh = [mid for mid in self.fresh if mid not in mine]
+            self.store.ledger.commit(
+                keys, mid, record, seats, conduct, league.k, league.initial, lease.token, unit=unit, luck=luck
+            )
+            return True
+        except NotLeaseHolder:  # the lease ran out under it and another holder took the match: it is theirs
+            log.warning("league %s: match %s: lost its lease while forfeiting; left to its holder", self.league_id, mid)
+            return False
+        finally:
+            lease.release()
 
 
 def feed(

@@ -5,7 +5,8 @@ record and result, applies every Elo change, updates W/D/L, points, conduct and
 rating history, and marks the match done. Run it twice (a redelivered task, a
 duplicate worker) and the second run changes nothing: a result is never lost
 and never counted twice. Given the runner's lease token it is also *fenced*: a
-runner that no longer holds the match's lease cannot commit (:class:`NotLeaseHolder`).
+runner that no longer holds the match's lease cannot commit (:class:`NotLeaseHolder`), and a commit
+without a token cannot land while anybody holds it.
 
 Elo for more than two sides is pairwise: every two seats on different teams
 play a virtual game (1, 0.5 or 0 by placing) and each seat moves by
@@ -51,7 +52,9 @@ local lease = KEYS[10]
 local mid, lease_token = ARGV[1], ARGV[13]
 -- done already: written again (it stays done) so a WAIT after this call covers the commit that made it done
 if redis.call('HGET', mkey, 'status') == 'done' then redis.call('HSET', mkey, 'status', 'done') return 0 end
-if lease_token ~= '' and redis.call('GET', lease) ~= lease_token then return -1 end
+-- fenced: only the lease's holder commits; a commit without a token only while nobody holds the lease
+local holder = redis.call('GET', lease)
+if (lease_token == '' and holder) or (lease_token ~= '' and holder ~= lease_token) then return -1 end
 local bots = cjson.decode(ARGV[4])
 local teams = cjson.decode(ARGV[5])
 local placing = cjson.decode(ARGV[6])
@@ -193,8 +196,9 @@ class Ledger:
 
         The record is stored compact (:func:`record_value`), with ``times_ms``, each play's move time.
 
-        With ``lease_token``, raises :class:`NotLeaseHolder` unless that token
-        still holds the match's lease. ``unit`` names the mirrored group the match
+        Fenced by the match's lease: with ``lease_token``, raises :class:`NotLeaseHolder` unless that token
+        still holds it; without, unless nobody holds it (a tool or test that is the only writer; the scheduler's
+        forfeit takes the lease as a worker does). ``unit`` names the mirrored group the match
         belongs to (its deal seed: games sharing one deal are one unit for the
         ratings' uncertainty); by default the match is a unit of its own.
         ``luck``: each team's luck margin (:func:`match_luck`), stored with the outcome; None: not known.
@@ -226,7 +230,8 @@ class Ledger:
         ]
         stored = self._replicated_commit(commit_keys(keys, match_id, bots), args, match_id)
         if stored < 0:
-            raise NotLeaseHolder(f"match {match_id} of league {keys.league}: this runner no longer holds its lease")
+            why = "this runner no longer holds its lease" if lease_token else "another runner holds its lease"
+            raise NotLeaseHolder(f"match {match_id} of league {keys.league}: {why}")
         return stored == 1
 
     def _replicated_commit(self, keys: list[str], args: list[str | bytes | int | float], match_id: str) -> int:
