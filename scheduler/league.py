@@ -45,9 +45,9 @@ from store.client import outages_ridden_out
 from store.league_status import LeagueStatus
 from store.leagues import League, LeagueError, LeagueStore
 from store.leases import MatchLease
-from store.ledger import NotLeaseHolder, match_luck
+from store.ledger import NotLeaseHolder
 from store.results import LeagueResults
-from store.units import mirror_unit
+from store.settle import Finished, settle
 from worker.match_runner import SeatConduct
 
 TASK_NAME = "tablanette.play_match"
@@ -309,11 +309,7 @@ class Feeder:
             match.forfeit(absent_seats[0])
             record = match_record(match, seats, f"{self.league_id}/{mid}")
             conduct = [asdict(SeatConduct(forfeit=s == absent_seats[0])) for s in range(len(seats))]
-            unit = mirror_unit(spec["seed"], seats)
-            luck = match_luck(record)  # a forfeit has none: the outcome says so, the skill fit counts it
-            self.store.ledger.commit(
-                keys, mid, record, seats, conduct, league.k, league.initial, lease.token, unit=unit, luck=luck
-            )
+            settle(self.store, league, mid, Finished(record, seats, conduct, spec["seed"]), lease)
             return True
         except NotLeaseHolder:  # the lease ran out under it and another holder took the match: it is theirs
             log.warning("league %s: match %s: lost its lease while forfeiting; left to its holder", self.league_id, mid)

@@ -46,10 +46,10 @@ from store.codec import text
 from store.keys import LeagueKeys
 from store.leagues import League, LeagueStore
 from store.leases import MatchLease
-from store.ledger import NotLeaseHolder, match_luck
+from store.ledger import NotLeaseHolder
 from store.results import LeagueResults
+from store.settle import Finished, settle
 from store.slots import GameSlots
-from store.units import mirror_unit
 from worker import metrics
 from worker.live import LiveMatch
 from worker.match_runner import BotUnavailable, MatchOutcome, MatchRunner, ReplicaUnreachable
@@ -161,24 +161,9 @@ def _attempt(
         outcome = asyncio.run(_run(settings, keys, match_id, league, seed, seats, lease, attempt))
     except TimeoutError:  # the limit covers the longest possible match: only a stall gets here
         raise ArenaFault(f"stalled past the time limit of {settings.task_time_limit} s") from None
-    conduct = [asdict(c) for c in outcome.conduct]
-    luck_started = time.process_time()
-    luck = match_luck(outcome.record, store.deal_seeds(league).sampling(seed))  # ~80 ms of CPU, once
-    log.debug("match %s: luck %s in %.0f ms of CPU", match_id, luck, 1000 * (time.process_time() - luck_started))
+    finished = Finished(outcome.record, seats, [asdict(c) for c in outcome.conduct], seed, outcome.times_ms)
     try:
-        stored = store.ledger.commit(
-            keys,
-            match_id,
-            outcome.record,
-            seats,
-            conduct,
-            league.k,
-            league.initial,
-            lease_token=lease.token,
-            unit=mirror_unit(seed, seats),
-            times_ms=outcome.times_ms,
-            luck=luck,
-        )
+        stored = settle(store, league, match_id, finished, lease)
     except NotLeaseHolder as exc:
         raise LeaseLost(str(exc)) from None
     if stored:

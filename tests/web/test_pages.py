@@ -114,6 +114,9 @@ def test_index_lists_the_league_with_its_progress(tab: Tab, site: Site) -> None:
     assert tab.text("progress-done") == str(total)
     facts = page.locator("#facts").inner_text()
     assert "clock wall; round trip credited up to 0.30 s; time bank 5.0 s a match" in facts, facts
+    # connected bots, no --seed: every game its own secret deal, said so (docs/fair-play.md)
+    assert tab.text("deals-mode") == "Deals: independent, secret"
+    assert page.locator('[data-testid="deals-public"]').count() == 0
 
 
 def fitted(site: Site) -> dict[str, Any]:
