@@ -296,7 +296,7 @@ def status(name: str, as_json: JsonOpt = False) -> None:
         league: League | None = st.load(name)
     except LeagueError:
         league = None
-    fit = league.fit if league else None
+    fit = league.fitted_on if league else None
     deals = deals_report(st, results(), league) if league else None
     if as_json:
         print(json.dumps({**s.to_json(), "fit": fit, "deals": deals, "troubles": troubles, "planner": note}))

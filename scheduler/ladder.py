@@ -4,7 +4,7 @@
 interval, provisional mark, point margin, settled groups) with each bot's
 counts (games, W/D/L, conduct) and its incremental Elo, kept as a *form* trend:
 it moves with the order results arrive in, which is why it is not the rating.
-A league fitted on skill (``League.fit``) is ordered by :mod:`scheduler.skill`
+A league fitted on skill (``League.fitted_on``) is ordered by :mod:`scheduler.skill`
 instead, the win/loss rating kept in each row.
 
 Fitting takes from milliseconds (a few bots) to a couple of seconds (forty bots
@@ -44,11 +44,11 @@ def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY)
     count = results.outcome_count(league.league_id)
     cached = results.cached(league.league_id, "fit")
     young = cached and (cached["results"] == count or time.time() - cached["computed_at"] < max_age)
-    if cached and young and (league.fit == "skill") == ("skill" in cached):
+    if cached and young and (league.fitted_on == "skill") == ("skill" in cached):
         return cached
     outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
     data = {"results": count, "computed_at": time.time(), **fit_league(results, league, outcomes).to_json()}
-    if league.fit == "skill":
+    if league.fitted_on == "skill":
         data["skill"] = fit_skill(outcomes, league.bots, threshold=league.confidence).to_json()
     results.cache(league.league_id, "fit", data)
     return data
@@ -106,7 +106,7 @@ def ladder(results: LeagueResults, league: League, limit: int | None = None, off
     skill = {"without_luck": fit["skill"]["without_luck"], "skill_model": fit["skill"]["model"]} if win_loss else {}
     return {
         "league": league.league_id,
-        "fit": league.fit,
+        "fit": league.fitted_on,
         **skill,
         "results": fit["results"],
         "threshold": fit["threshold"],

@@ -12,7 +12,7 @@ with games played in-process.
   pairing as a seed, then pairs between the ladder neighbours whose
   order is least certain, until every neighbour's likelihood of superiority
   passes the league's confidence, or the game budget is spent. A league fitted on
-  skill (``League.fit``) reads the neighbours off :mod:`scheduler.skill` instead.
+  skill (``League.fitted_on``) reads the neighbours off :mod:`scheduler.skill` instead.
 - :class:`SprtPlanner` (``--format sprt``): pairs of games between a challenger
   and the champion until a pentanomial SPRT accepts H0 or H1 (or the budget).
 - :class:`PlacementPlanner` (``--format gauntlet --reference A,B,C``): places
@@ -103,7 +103,7 @@ class AdaptivePlanner:
         self, outcomes: Sequence[Outcome], planned: Sequence[PlannedMatch], in_flight: Sequence[str]
     ) -> list[PlannedMatch] | None:
         fit: Fit | SkillFit
-        if self.league.fit == "skill":
+        if self.league.fitted_on == "skill":
             fit = fit_skill(outcomes, self.league.bots, threshold=self.league.confidence)
         else:
             fit = fit_ratings(

@@ -25,8 +25,8 @@ DEALS = ("auto", "independent", "mirrored")
 """How a league's games may be dealt (:attr:`League.deals`)."""
 DEALT = ("", "independent", "mirrored")
 """How a league deals once it has started ("": not decided yet)."""
-FITS = ("win-loss", "skill")
-"""What may order a league's ladder (:attr:`League.fit`)."""
+FITS = ("auto", "win-loss", "skill")
+"""What may order a league's ladder (:attr:`League.fit`; ``auto``: :attr:`League.fitted_on`)."""
 MAX_LATENCY_CREDIT_MS = 10_000
 """The largest latency credit a league may give (a round trip longer than 10 s is no network to play on)."""
 MAX_TIME_BANK_MS = 3_600_000
@@ -143,9 +143,10 @@ class League:
         most=0.9999,
     )
     fit: str = setting(
-        "win-loss",
+        "auto",
         "What orders the ladder: win-loss, or skill, the point margins with the cards' "
-        "luck taken out (the win/loss fit is shown beside it).",
+        "luck taken out (the win/loss fit is shown beside it); auto: skill where each game has a deal of "
+        "its own, win-loss on mirrored deals (whose pairs take the luck out already).",
         choices=FITS,
     )
     budget: int = setting(
@@ -200,6 +201,14 @@ class League:
     def mirrored(self) -> bool:
         """Whether its games share deals: as decided at its start (:attr:`dealt`), or, before, as forced."""
         return (self.dealt or self.deals) == "mirrored"
+
+    @property
+    def fitted_on(self) -> str:
+        """What orders its ladder: its ``fit``, or for ``auto``, skill (the luck taken out of each margin) unless
+        its deals are mirrored, whose pairs cancel the cards' luck already."""
+        if self.fit != "auto":
+            return self.fit
+        return "win-loss" if self.mirrored else "skill"
 
 
 def settings() -> Iterator[tuple[Field[Any], Setting]]:

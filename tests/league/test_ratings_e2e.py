@@ -32,7 +32,9 @@ def cli(arena: Arena, *args: str, timeout: float = 600) -> str:
 
 def test_a_mirrored_round_robin_of_the_reference_bots_orders_them_with_intervals(arena: Arena) -> None:
     start(arena, REFERENCE)
-    cli(arena, "league", "create", "ref", "--games", "16")  # 8 mirrored pairs for each pairing
+    # 8 mirrored pairs for each pairing: forced (connected bots deal independently by default), as these
+    # built-in bots keep nothing from one game to the next
+    cli(arena, "league", "create", "ref", "--games", "16", "--deals", "mirrored")
     cli(arena, "league", "add-bot", "ref", *REFERENCE)
     cli(arena, "league", "start", "ref", "--window", "4")
     data = json.loads(cli(arena, "league", "ladder", "ref", "--json"))

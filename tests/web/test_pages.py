@@ -590,6 +590,8 @@ def test_bot_page_shows_luck_and_skill_per_match_and_in_total(tab: Tab, site: Si
     from engine_service.rules import luck_of_record
 
     best = fitted(site)["rows"][0]["bot"]
+    leagues = LeagueStore(site.arena.redis, site.arena.prefix)
+    seeds = leagues.deal_seeds(leagues.load(LEAGUE))  # the league's secret: its luck is sampled with it
     top = LeagueResults(site.arena.redis, site.arena.prefix).standing(LEAGUE, best)
     assert top is not None and top.luck_games == top.games > 0  # no forfeit: every match has luck
     cards = top.cards()
@@ -604,7 +606,7 @@ def test_bot_page_shows_luck_and_skill_per_match_and_in_total(tab: Tab, site: Si
         mid = row.get_attribute("data-match")
         rec, seat = record(site, mid), match_hash(site, mid)["seats"].index(best)
         team = next(t for t, seats in enumerate(rec["teams"]) if seat in seats)
-        luck = luck_of_record(rec)
+        luck = luck_of_record(rec, sampling_seed=seeds.sampling(rec["seed"]))  # sampled as the worker does
         assert page_number(row.get_by_test_id("luck").inner_text()) == pytest.approx(luck.luck[team], abs=0.06)
         assert page_number(row.get_by_test_id("skill").inner_text()) == pytest.approx(luck.skill[team], abs=0.06)
     tab.screenshot("bot-luck-desktop")
