@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from scheduler.ratings import Fit, Outcome, fit_ratings
-from scheduler.skill import fit_skill
+from scheduler.skill import SkillFit, fit_skill
 from store.leagues import League
 from store.results import LeagueResults
 
@@ -63,20 +63,34 @@ def los_matrix(
     """
     count = results.outcome_count(league.league_id)
     if top is None or top > LOS_TOP:
-        return _los(fit_league(results, league), count, top)
+        return _los(_ordering_fit(results, league), count, top)
     cached = results.cached(league.league_id, "los")
-    if not cached or (cached["results"] != count and time.time() - cached["computed_at"] >= max_age):
-        cached = _los(fit_league(results, league), count, LOS_TOP)
+    if (
+        not cached
+        or (cached["results"] != count and time.time() - cached["computed_at"] >= max_age)
+        or cached.get("fit", "win-loss") != league.fitted_on
+    ):
+        cached = _los(_ordering_fit(results, league), count, LOS_TOP)
         results.cache(league.league_id, "los", cached)
     return {**cached, "bots": cached["bots"][:top], "los": [row[:top] for row in cached["los"][:top]]}
 
 
-def _los(fit: Fit, count: int, top: int | None) -> dict[str, Any]:
+def _ordering_fit(results: LeagueResults, league: League) -> Fit | SkillFit:
+    """The fit that orders the league's ladder: on skill, or on wins and losses."""
+    if league.fitted_on == "skill":
+        outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
+        return fit_skill(outcomes, league.bots, threshold=league.confidence)
+    return fit_league(results, league)
+
+
+def _los(fit: Fit | SkillFit, count: int, top: int | None) -> dict[str, Any]:
+    order = [r.bot for r in fit.ratings][:top]
     return {
         "results": count,
         "computed_at": time.time(),
-        "bots": [r.bot for r in fit.ratings][:top],
-        "los": fit.los_matrix(top),
+        "fit": "skill" if isinstance(fit, SkillFit) else "win-loss",
+        "bots": order,
+        "los": [[round(fit.los(a, b), 4) for b in order] for a in order],
         "threshold": fit.threshold,
         "total": len(fit.ratings),
     }

@@ -36,7 +36,7 @@ def test_every_field_but_the_name_and_rules_is_a_setting_with_help() -> None:
     [
         ({"format": "swiss"}, "unknown format 'swiss'; one of: round-robin, double-round-robin"),
         ({"clock": "sundial"}, "unknown clock 'sundial'; one of: wall, cpu"),
-        ({"fit": "luck"}, "unknown fit 'luck'; one of: win-loss, skill"),
+        ({"fit": "luck"}, "unknown fit 'luck'; one of: auto, win-loss, skill"),
         ({"absent_action": "sulk"}, "unknown absent action 'sulk'; one of: pause, forfeit"),
         ({"games": 0}, "games must be at least 1, not 0"),
         ({"confidence": 0.3}, "confidence must be at least 0.5, not 0.3"),
