@@ -36,6 +36,7 @@ from engine_service.admission import Admission, Admitted, is_quiet, short
 from engine_service.connection import BotConnection, first_echo
 from engine_service.grace import GracePeriod
 from engine_service.limits import RateLimit
+from engine_service.malformed import MalformedLog, reason
 from engine_service.meters import Meters, Watch
 from engine_service.relayed import RelayedPeers
 from engine_service.round_trips import RoundTrips
@@ -56,6 +57,7 @@ from tablanette.v1 import dispatch_pb2 as dpb
 
 log = logging.getLogger("tablanette.gateway")
 SERVER_VERSION = "tablanette-arena/0.1"
+CONNECT = "/tablanette.v1.BotGateway/Connect"
 
 
 FEATURES = ("packed",)
@@ -92,6 +94,8 @@ class Gateway:
         self.relayed = RelayedPeers()
         """The connections bot hosts' relays announced: their streams are limited per version, not per address."""
         self.draining = False
+        self.malformed = MalformedLog(settings.malformed_log_s)
+        """Messages of any RPC here that did not decode: counted, and logged in moderation."""
         self.upkeep = Upkeep(settings, registry, self.connections, token_exists)
         """Keepalives, stalled streams, the registry and revocations (:meth:`Upkeep.run`, forever, beside it)."""
 
@@ -176,8 +180,9 @@ class Gateway:
         except TimeoutError:
             why = f"send a Hello within {timeout_s:g} seconds of connecting"
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
-        except DecodeError as exc:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
+        except DecodeError:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
+            self.malformed.note(peer, CONNECT)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason(CONNECT))
         finally:
             if self.prehello[peer] > 1:
                 self.prehello[peer] -= 1
@@ -292,7 +297,11 @@ class Gateway:
                     conn.send(rejected(apb.PlayMove(), "already greeted: Hello is only the first message"))
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a malformed message or a broken transport
+        except DecodeError:  # not a BotMessage at all
+            self.malformed.note(conn.peer, CONNECT)
+            conn.close(grpc.StatusCode.INVALID_ARGUMENT, reason(CONNECT))
+            return
+        except Exception as exc:  # a broken transport
             log.warning("bot %s stream failed: %s", conn.entry.bot, short(str(exc), 200))
             conn.close(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {short(str(exc), 200)}")
         conn.close()

@@ -22,6 +22,7 @@ from config import ArenaSettings
 from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA, KEEPALIVE_MS
 from engine_service import metrics
 from engine_service.admission import Admission
+from engine_service.decode_guard import DecodeGuard
 from engine_service.dispatch import DispatchServicer
 from engine_service.gateway import Gateway
 from engine_service.rules_api import RulesServicer
@@ -96,7 +97,10 @@ class EngineServer:
         self._peers: dict[str, grpc.aio.Channel] = {}
         self._events: asyncio.Task[None] | None = None
         self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
-        self.server = grpc.aio.server(options=server_options(settings))
+        # every request decoded by the guard: a malformed one is INVALID_ARGUMENT on every RPC, never UNKNOWN
+        self.server = grpc.aio.server(
+            interceptors=[DecodeGuard(self.gateway.malformed)], options=server_options(settings)
+        )
         self._upkeep: asyncio.Task[None] | None = None
         self.rules: RulesServicer | None = None
         self.port = 0
