@@ -110,8 +110,9 @@ class Gateway:
         peer = self.relayed.key(context.peer() or "")  # a relayed hosted bot's own key, else its address
         it = requests.__aiter__()
         first = await self._hello(it, context, peer)
-        if first is None:
-            return
+        if first is None:  # nothing came, or a first message cut short (gRPC drops a message the stream cut)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the stream ended before its Hello")
+            raise AssertionError("unreachable")  # context.abort raises
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
         granted = [f for f in FEATURES if f in first.hello.features]
