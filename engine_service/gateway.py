@@ -94,8 +94,7 @@ class Gateway:
         self.relayed = RelayedPeers()
         """The connections bot hosts' relays announced: their streams are limited per version, not per address."""
         self.draining = False
-        self.malformed = MalformedLog(settings.malformed_log_s)
-        """Messages of any RPC here that did not decode: counted, and logged in moderation."""
+        self.malformed = MalformedLog(settings.malformed_log_s)  # messages of any RPC here that did not decode
         self.upkeep = Upkeep(settings, registry, self.connections, token_exists)
         """Keepalives, stalled streams, the registry and revocations (:meth:`Upkeep.run`, forever, beside it)."""
 
@@ -110,9 +109,6 @@ class Gateway:
         peer = self.relayed.key(context.peer() or "")  # a relayed hosted bot's own key, else its address
         it = requests.__aiter__()
         first = await self._hello(it, context, peer)
-        if first is None:  # nothing came, or a first message cut short (gRPC drops a message the stream cut)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the stream ended before its Hello")
-            raise AssertionError("unreachable")  # context.abort raises
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
         granted = [f for f in FEATURES if f in first.hello.features]
@@ -163,8 +159,8 @@ class Gateway:
 
     async def _hello(
         self, it: AsyncIterator[apb.BotMessage], context: grpc.aio.ServicerContext, peer: str
-    ) -> apb.BotMessage | None:
-        """The stream's first message (None if it ended first), within the Hello timeout; a stream is
+    ) -> apb.BotMessage:
+        """The stream's first message, within the Hello timeout (INVALID_ARGUMENT if it ended first); a stream is
         refused at once when ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` streams of its peer are still waiting
         for theirs."""
         waiting = self.prehello.get(peer, 0)
@@ -176,8 +172,8 @@ class Gateway:
         try:
             async with asyncio.timeout(timeout_s):
                 return await it.__anext__()
-        except StopAsyncIteration:
-            return None
+        except StopAsyncIteration:  # nothing came, or a first message cut short (gRPC drops what the end cut)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the stream ended before its Hello")
         except TimeoutError:
             why = f"send a Hello within {timeout_s:g} seconds of connecting"
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
