@@ -21,6 +21,9 @@ from arena_harness import Arena, Proc, metrics_port, scrape
 from hostile_kit import H2Stream
 from wire_kit import BY_NAME, RPCS, call
 
+from config.internal_calls import INTERNAL_METADATA
+from store.keys import Keys
+from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import game_pb2 as gpb
 from tablanette.v1 import rules_pb2 as rpb
 
@@ -76,6 +79,20 @@ def test_an_undecodable_message_on_a_request_stream_is_invalid_argument(channel:
         assert ended.details == f"malformed message: not a request of {name}"
 
 
+def test_a_malformed_report_ends_the_meter_stream_invalid_argument(module_arena: Arena, channel: grpc.Channel) -> None:
+    """Dispatch.Meter (with the arena's secret) catches whatever reading its stream raises and ended OK: the
+    guard still answers the malformed message INVALID_ARGUMENT."""
+    secret = module_arena.redis.get(Keys(module_arena.prefix).internal_secret)
+    assert secret
+    valid = dpb.MeterReport(claim=["a-bot"]).SerializeToString()
+    rpc = BY_NAME["tablanette.v1.Dispatch/Meter"]
+    ended = call(channel, rpc, [valid, GARBAGE], metadata=((INTERNAL_METADATA, secret.decode()),), max_responses=9)
+    assert (ended.code, ended.details) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        "malformed message: not a request of tablanette.v1.Dispatch/Meter",
+    )
+
+
 @pytest.mark.parametrize(
     "json_text", ['{"a":' * 5000, "[" * 200_000, "[" * 40 + "]" * 40], ids=["objects", "arrays", "just-too-deep"]
 )
@@ -108,7 +125,7 @@ def test_a_bot_stream_that_ends_before_its_hello_is_invalid_argument(port: int, 
     assert stream.status() == ("3", "the stream ended before its Hello")
 
 
-def test_the_internal_error_a_client_may_read_is_its_own_library_s(port: int) -> None:
+def test_a_cut_hello_then_more_writes_is_invalid_argument_on_the_wire(port: int) -> None:
     """'INTERNAL Internal error from Core' after a cut first message is grpc.aio's client writing on after the
     server's answer (it sets that status itself, grpc/aio/_call.py): on the wire the answer is INVALID_ARGUMENT."""
     stream = H2Stream(port, window=65535)

@@ -58,8 +58,15 @@ class Ended:
     responses: list[bytes]
 
 
-def call(channel: grpc.Channel, rpc: Rpc, payload: bytes, timeout: float = 10, max_responses: int = 2) -> Ended:
-    """Send ``payload`` as ``rpc``'s (first) request, exactly; a stream's requests then end (half-close).
+def call(
+    channel: grpc.Channel,
+    rpc: Rpc,
+    payload: bytes | list[bytes],
+    timeout: float = 10,
+    max_responses: int = 2,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> Ended:
+    """Send ``payload`` as ``rpc``'s request (a list: a stream's requests), exactly; a stream's requests then end.
 
     A response stream is read until it ends, or ``max_responses`` came (then the call is cancelled: OK).
     """
@@ -69,13 +76,16 @@ def call(channel: grpc.Channel, rpc: Rpc, payload: bytes, timeout: float = 10, m
 
     kind = ("unary" if not rpc.client_streaming else "stream") + "_" + ("stream" if rpc.server_streaming else "unary")
     method = getattr(channel, kind)(rpc.path, request_serializer=raw, response_deserializer=raw)
-    request: Any = iter([payload]) if rpc.client_streaming else payload
+    if rpc.client_streaming:
+        request: Any = iter(payload if isinstance(payload, list) else [payload])
+    else:
+        request = payload
     responses: list[bytes] = []
     try:
         if not rpc.server_streaming:
-            responses.append(method(request, timeout=timeout))
+            responses.append(method(request, timeout=timeout, metadata=metadata))
             return Ended(grpc.StatusCode.OK, "", responses)
-        stream = method(request, timeout=timeout)
+        stream = method(request, timeout=timeout, metadata=metadata)
         for response in stream:
             responses.append(response)
             if len(responses) >= max_responses:
