@@ -34,6 +34,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_RULES_WORKERS`` | ``1`` | processes answering Rules service calls (off the event loop) |
 | ``TABLANETTE_RULES_DEADLINE_MS`` | ``2000`` | the longest a Rules service call may take |
 | ``TABLANETTE_RULES_MAX_PLAYS`` | ``5000`` | capture sets one Rules question may enumerate |
+| ``TABLANETTE_MALFORMED_LOG_S`` | ``60`` | seconds between the counted log lines of one peer's malformed messages |
 | ``TABLANETTE_BROKER_URL`` | the Redis URL | Celery broker: Redis, or RabbitMQ (``amqp://USER:PW@HOST:5672/VHOST``) |
 | ``TABLANETTE_VISIBILITY_TIMEOUT`` | ``7200`` | seconds before an unacknowledged match is redelivered |
 | ``TABLANETTE_TASK_TIME_LIMIT`` | ``visibility - 300`` (at least 60) | hard time limit of one match |
@@ -113,6 +114,7 @@ class ArenaSettings(BaseSettings):
     rules_workers: int = Field(1, ge=1, le=64)
     rules_deadline_ms: int = Field(2000, ge=10)
     rules_max_plays: int = Field(5000, ge=10)
+    malformed_log_s: float = Field(60.0, gt=0)
     # the workers
     broker_url: str = ""
     visibility_timeout: int = Field(7200, ge=2)

@@ -36,6 +36,7 @@ from engine_service.admission import Admission, Admitted, is_quiet, short
 from engine_service.connection import BotConnection, first_echo
 from engine_service.grace import GracePeriod
 from engine_service.limits import RateLimit
+from engine_service.malformed import MalformedLog, reason
 from engine_service.meters import Meters, Watch
 from engine_service.relayed import RelayedPeers
 from engine_service.round_trips import RoundTrips
@@ -56,6 +57,7 @@ from tablanette.v1 import dispatch_pb2 as dpb
 
 log = logging.getLogger("tablanette.gateway")
 SERVER_VERSION = "tablanette-arena/0.1"
+CONNECT = "/tablanette.v1.BotGateway/Connect"
 
 
 FEATURES = ("packed",)
@@ -92,6 +94,7 @@ class Gateway:
         self.relayed = RelayedPeers()
         """The connections bot hosts' relays announced: their streams are limited per version, not per address."""
         self.draining = False
+        self.malformed = MalformedLog(settings.malformed_log_s)  # messages of any RPC here that did not decode
         self.upkeep = Upkeep(settings, registry, self.connections, token_exists)
         """Keepalives, stalled streams, the registry and revocations (:meth:`Upkeep.run`, forever, beside it)."""
 
@@ -106,8 +109,6 @@ class Gateway:
         peer = self.relayed.key(context.peer() or "")  # a relayed hosted bot's own key, else its address
         it = requests.__aiter__()
         first = await self._hello(it, context, peer)
-        if first is None:
-            return
         if first.ByteSize() > self.settings.max_message_bytes:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, self._too_big(first))
         granted = [f for f in FEATURES if f in first.hello.features]
@@ -158,8 +159,8 @@ class Gateway:
 
     async def _hello(
         self, it: AsyncIterator[apb.BotMessage], context: grpc.aio.ServicerContext, peer: str
-    ) -> apb.BotMessage | None:
-        """The stream's first message (None if it ended first), within the Hello timeout; a stream is
+    ) -> apb.BotMessage:
+        """The stream's first message, within the Hello timeout (INVALID_ARGUMENT if it ended first); a stream is
         refused at once when ``TABLANETTE_MAX_PREHELLO_PER_ADDRESS`` streams of its peer are still waiting
         for theirs."""
         waiting = self.prehello.get(peer, 0)
@@ -171,13 +172,14 @@ class Gateway:
         try:
             async with asyncio.timeout(timeout_s):
                 return await it.__anext__()
-        except StopAsyncIteration:
-            return None
+        except StopAsyncIteration:  # nothing came, or a first message cut short (gRPC drops what the end cut)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the stream ended before its Hello")
         except TimeoutError:
             why = f"send a Hello within {timeout_s:g} seconds of connecting"
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, why)
-        except DecodeError as exc:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {exc}")
+        except DecodeError:  # not a BotMessage at all (left unhandled, the bot would see UNKNOWN)
+            self.malformed.note(peer, CONNECT)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, reason(CONNECT))
         finally:
             if self.prehello[peer] > 1:
                 self.prehello[peer] -= 1
@@ -292,7 +294,11 @@ class Gateway:
                     conn.send(rejected(apb.PlayMove(), "already greeted: Hello is only the first message"))
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a malformed message or a broken transport
+        except DecodeError:  # not a BotMessage at all
+            self.malformed.note(conn.peer, CONNECT)
+            conn.close(grpc.StatusCode.INVALID_ARGUMENT, reason(CONNECT))
+            return
+        except Exception as exc:  # a broken transport
             log.warning("bot %s stream failed: %s", conn.entry.bot, short(str(exc), 200))
             conn.close(grpc.StatusCode.INVALID_ARGUMENT, f"malformed message: {short(str(exc), 200)}")
         conn.close()

@@ -8,6 +8,9 @@
 - ``tablanette_round_trip_seconds{bot}``: the bot's round trip as this replica
   last estimated it (:mod:`engine_service.round_trips`), the latency credit it
   earns where a league gives one;
+- ``tablanette_malformed_messages_total{rpc}``: messages that did not decode as
+  their RPC's request, by RPC (refused with INVALID_ARGUMENT; logged in
+  moderation by :mod:`engine_service.malformed`);
 - ``tablanette_redis_errors_total`` (:mod:`telemetry`).
 
 What a match made of those turns (timeouts charged, illegal plays, forfeits) is
@@ -33,6 +36,11 @@ MOVE_LATENCY = Histogram(
 TURNS = Counter("tablanette_turns", "Turns asked of bots on this replica, by how they ended", ["bot", "outcome"])
 ROUND_TRIP = Gauge(
     "tablanette_round_trip_seconds", "A bot's round trip as this replica last estimated it (keepalive echoes)", ["bot"]
+)
+MALFORMED = Counter(
+    "tablanette_malformed_messages",
+    "Messages that did not decode as their RPC's request (refused with INVALID_ARGUMENT), by RPC",
+    ["rpc"],
 )
 _OUTCOMES = {
     dpb.PlayResponse.PLAYED: "played",
@@ -65,3 +73,8 @@ def turn_ended(bot: str, outcome: dpb.PlayResponse.Outcome, seconds: float) -> N
 def round_trip(bot: str, seconds: float) -> None:
     """``bot``'s round-trip estimate is now ``seconds``."""
     ROUND_TRIP.labels(bot).set(seconds)
+
+
+def malformed(rpc: str) -> None:
+    """A message sent to ``rpc`` (a registered method: the label set is bounded) did not decode."""
+    MALFORMED.labels(rpc).inc()

@@ -21,6 +21,7 @@ from engine_service.rules import (
     Rules,
     TablanetteError,
     TooManyPlaysError,
+    bounded_json,
     card_names,
     iter_mask,
     mask_of,
@@ -31,6 +32,7 @@ from engine_service.rules import (
     verify_record,
 )
 from engine_service.rules.captures import CaptureFinder
+from engine_service.rules.record import MAX_RECORD_CHARS
 from engine_service.rules.worlds import World, WorldSampler
 from tablanette.v1 import rules_pb2 as rpb
 
@@ -82,13 +84,17 @@ def score_deal(request: rpb.ScoreDealRequest, max_plays: int) -> rpb.ScoreDealRe
 
 
 def verify(request: rpb.VerifyRecordRequest, max_plays: int) -> rpb.VerifyRecordResponse:
+    """A record that does not verify is an answer (``ok`` false, and why); text too long or nested too deep
+    to be one is refused (:class:`~engine_service.rules.bounded_json.JSONLimitError`: INVALID_ARGUMENT)."""
     try:
-        record = json.loads(request.record_json)
+        record = bounded_json.loads(request.record_json, MAX_RECORD_CHARS)
         if not isinstance(record, dict):
             raise TablanetteError("a record must be a JSON object")
         match = verify_record(record)
     except json.JSONDecodeError as exc:
         return rpb.VerifyRecordResponse(ok=False, error=f"not JSON: {exc}")
+    except bounded_json.JSONLimitError:
+        raise
     except TablanetteError as exc:
         return rpb.VerifyRecordResponse(ok=False, error=str(exc))
     return rpb.VerifyRecordResponse(ok=True, score=match.totals)

@@ -1,14 +1,16 @@
 """The stateless Rules service: rules questions over gRPC, answered off the event loop.
 
-Each question is rate-limited per peer address. One whose size bounds its cost
-(a position of a real deal: see :func:`engine_service.rules_answers.small`) is
-answered at once; any other goes to a small pool of worker processes
-(:mod:`engine_service.rules_answers`) with a deadline, so no question, however
-hard, can stall the bot streams this replica serves. Bad input
-answers INVALID_ARGUMENT with the engine's own message; a position with too many
-capture sets, too many calls or a full pool answer RESOURCE_EXHAUSTED (with a
-``retry-after-ms`` hint where waiting helps); a question past its deadline,
-DEADLINE_EXCEEDED.
+Each call, ``ListPresets`` included, is rate-limited per peer address. A
+question whose size bounds its cost (a position of a real deal: see
+:func:`engine_service.rules_answers.small`) is answered at once; any other goes
+to a small pool of worker processes (:mod:`engine_service.rules_answers`) with a
+deadline, so no question, however hard, can stall the bot streams this replica
+serves. Bad input answers INVALID_ARGUMENT with the engine's own message (so do
+a message that does not decode, :mod:`engine_service.decode_guard`, and JSON
+too long or nested too deep, :mod:`engine_service.rules.bounded_json`); a
+position with too many capture sets, too many calls or a full pool answer
+RESOURCE_EXHAUSTED (with a ``retry-after-ms`` hint where waiting helps); a
+question past its deadline, DEADLINE_EXCEEDED.
 """
 
 from __future__ import annotations
@@ -54,10 +56,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
-    async def _ask(self, method: str, request: Any, response: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def _limited(self, context: grpc.aio.ServicerContext) -> None:
+        """Spend one of the caller's Rules calls (RESOURCE_EXHAUSTED when it has none left)."""
         wait = self.limit.take(self.key(context.peer() or ""))
         if wait:
             await abort_busy(context, f"more than {self.settings.rules_rate:g} Rules calls per second", wait)
+
+    async def _ask(self, method: str, request: Any, response: Any, context: grpc.aio.ServicerContext) -> Any:
+        await self._limited(context)
         if small(method, request):
             status, payload = respond(method, request, self.settings.rules_max_plays)
             return await self._reply(status, payload, response, context)
@@ -88,6 +94,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def ListPresets(
         self, request: rpb.ListPresetsRequest, context: grpc.aio.ServicerContext
     ) -> rpb.ListPresetsResponse:
+        await self._limited(context)
         return rpb.ListPresetsResponse(
             presets=[
                 rpb.Preset(

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 import telemetry
@@ -22,8 +22,10 @@ from config import ArenaSettings
 from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA, KEEPALIVE_MS
 from engine_service import metrics
 from engine_service.admission import Admission
+from engine_service.decode_guard import DecodeGuard
 from engine_service.dispatch import DispatchServicer
 from engine_service.gateway import Gateway
+from engine_service.health_service import HealthServicer
 from engine_service.rules_api import RulesServicer
 from store import printable
 from store.audit import AsyncAuditLog
@@ -95,8 +97,11 @@ class EngineServer:
         self._secret = ""
         self._peers: dict[str, grpc.aio.Channel] = {}
         self._events: asyncio.Task[None] | None = None
-        self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
-        self.server = grpc.aio.server(options=server_options(settings))
+        self.health = HealthServicer()
+        # every request decoded by the guard: a malformed one is INVALID_ARGUMENT on every RPC, never UNKNOWN
+        self.server = grpc.aio.server(
+            interceptors=[DecodeGuard(self.gateway.malformed)], options=server_options(settings)
+        )
         self._upkeep: asyncio.Task[None] | None = None
         self.rules: RulesServicer | None = None
         self.port = 0
@@ -210,10 +215,8 @@ class EngineServer:
         await self.redis.aclose()
 
 
-async def _set_health(servicer: object, name: str, status: int) -> None:
-    result = servicer.set(name, status)  # type: ignore[attr-defined]
-    if asyncio.iscoroutine(result):
-        await result
+async def _set_health(servicer: HealthServicer, name: str, status: int) -> None:
+    await servicer.set(name, status)
 
 
 async def serve(settings: ArenaSettings) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from . import bounded_json
 from .cards import CARDS, card_names, mask_of, parse_cards
 from .errors import RecordError, TablanetteError
 from .match import FinishedDeal, Match, MatchResult
@@ -83,11 +84,19 @@ def dumps(record: GameRecord | Mapping[str, Any]) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
 
+MAX_RECORD_CHARS = 16 << 20
+"""The longest record text read (a 4-player match to 301 is about 100 KB); and no record nests deeper than
+:data:`~engine_service.rules.bounded_json.MAX_DEPTH` levels (it nests 5)."""
+
+
 def loads(line: str) -> dict[str, Any]:
+    """One record from its JSON text (:class:`RecordError` if it is not one, is too long or nests too deep)."""
     try:
-        data = json.loads(line)
+        data = bounded_json.loads(line, MAX_RECORD_CHARS)
     except json.JSONDecodeError as exc:
         raise RecordError(f"not JSON: {exc}") from None
+    except bounded_json.JSONLimitError as exc:
+        raise RecordError(str(exc)) from None
     if not isinstance(data, dict):
         raise RecordError("a record must be a JSON object")
     return data

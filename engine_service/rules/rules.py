@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import bounded_json
 from .cards import ACE, CARDS, JACK, KING, QUEEN, SUITS, card_index
 from .errors import InvalidCardError, InvalidRulesError
 from .presets import PRESETS
@@ -264,6 +265,10 @@ def parse_override(text: str) -> tuple[str, Any]:
     return name, value.strip()
 
 
+MAX_OVERRIDE_CHARS = 4096
+"""The longest rule override value parsed as JSON (every card's points, the longest, is under 700)."""
+
+
 def _coerce(name: str, raw: Any) -> Any:
     """Turn a raw override (Python value or string) into the field's type, validated."""
     if name not in _FIELD_NAMES:
@@ -271,9 +276,11 @@ def _coerce(name: str, raw: Any) -> Any:
     value = raw
     if isinstance(raw, str) and name not in _CHOICES and name != "jack":
         try:
-            value = json.loads(raw)
+            value = bounded_json.loads(raw, MAX_OVERRIDE_CHARS)
         except json.JSONDecodeError:
             value = raw
+        except bounded_json.JSONLimitError as exc:
+            raise InvalidRulesError(f"rule {name}: {exc}") from None
     if name == "jack" and isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
         value = int(raw)
     bad = InvalidRulesError(f"rule {name}={raw!r} is not valid: {_describe(name)}")

@@ -206,6 +206,22 @@ class H2Stream:
         self._flush()
         return True
 
+    def send_bytes(self, data: bytes, end_stream: bool = False) -> None:
+        """Send ``data`` as it is (gRPC framing included, or cut short), then end the request stream if asked."""
+        self.conn.send_data(self.stream_id, data, end_stream=end_stream)
+        self._flush()
+
+    def status(self, seconds: float = 10) -> tuple[str | None, str | None]:
+        """The stream's ``grpc-status`` and ``grpc-message``, once the server has ended it (None: not in time)."""
+        deadline = time.monotonic() + seconds
+        while not self.ended() and time.monotonic() < deadline:
+            self.pump(0.1)
+        headers: dict[str, str] = {}
+        for event in self.events:
+            if isinstance(event, h2.events.ResponseReceived | h2.events.TrailersReceived):
+                headers.update(dict(event.headers))
+        return headers.get("grpc-status"), headers.get("grpc-message")
+
     def hello(self, token: str, name: str) -> None:
         self.send(apb.BotMessage(hello=apb.Hello(token=token, bot_name=name, version="h2", max_games=1)))
 
