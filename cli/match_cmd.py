@@ -44,7 +44,7 @@ from engine_service.time_control import TimeControl
 from hosting.programs.bridge import ProgramBot
 from hosting.programs.child import ChildError, Running, check_runnable
 from scheduler.connected_programs import ProgramError
-from scheduler.local_games import Entry, Series, play_series
+from scheduler.local_games import Entry, Series, play_series, too_few
 from store import printable
 
 from .common import PlayersOpt, PresetOpt, RuleOpt, build_rules, console, err_console, fail
@@ -92,6 +92,8 @@ def match(
     (`tablanette replay FILE` shows one; `tablanette records verify FILE` checks them).
     """
     rules = build_rules(preset, players, rule)
+    if short := too_few(len(bot), rules.players, _label(bot[0]) if bot else "greedy"):
+        fail(short)  # before anything is built or started
     try:
         control = TimeControl(rules.move_time_ms, time_bank_ms=time_bank_ms)
     except ValueError as exc:
@@ -151,6 +153,11 @@ def entries_of(specs: list[str]) -> Iterator[list[Entry]]:
         fail(f"name at least one --bot; built-in bots: {', '.join(BUILTIN_BOTS)}")
     with contextlib.ExitStack() as stack:
         yield [_entry(spec, stack) for spec in specs]
+
+
+def _label(spec: str) -> str:
+    """How the error of a match with too few bots spells ``spec`` again: as given, quoted if a shell needs it."""
+    return shlex.quote(printable.line(spec, 200))
 
 
 def _entry(spec: str, stack: contextlib.ExitStack) -> Entry:

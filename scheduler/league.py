@@ -62,18 +62,43 @@ def plan_league(league: League, seeds: Seed | None = None) -> list[PlannedMatch]
     return planner_for(league, seeds).initial()
 
 
+def fewest_bots(league: League) -> int:
+    """The fewest bots any league of its seats can start with: two, or a table's seats (each format's own needs,
+    a champion say, are its planner's to check)."""
+    return max(2, league.rules.players)
+
+
+def too_few_bots(league: League) -> str:
+    """Why the league cannot start with the bots it has ('' when it can: :func:`fewest_bots`)."""
+    need, have = fewest_bots(league), len(league.bots)
+    if have >= need:
+        return ""
+    named = f" ({', '.join(league.bots)})" if league.bots else ""
+    return (
+        f"league {league.league_id} has {have} bot{'' if have == 1 else 's'}{named}: a {league.rules.players}-seat "
+        f"league needs at least {need}; add more with `tablanette league add-bot {league.league_id} BOT ...`"
+    )
+
+
 def planner_for(league: League, seeds: Seed | None = None) -> Planner:
     """What decides the league's matches: a fixed plan, or an adaptive or SPRT planner, dealing from ``seeds``
-    (the league's :meth:`~store.leagues.LeagueStore.deal_seeds`; None: public ones from its seed or name)."""
+    (the league's :meth:`~store.leagues.LeagueStore.deal_seeds`; None: public ones from its seed or name).
+    A league its planner cannot plan (too few bots, no champion) is a :class:`LeagueError` saying why."""
+    try:
+        return _planner(league, seeds)
+    except LeagueError:
+        raise
+    except ValueError as exc:
+        raise LeagueError(f"league {league.league_id}: {exc}") from None
+
+
+def _planner(league: League, seeds: Seed | None) -> Planner:
     if league.format == "adaptive" and league.rules.players == 2:
         return AdaptivePlanner(league, seeds)
     if league.format == "sprt":
         return SprtPlanner(league, seeds)
     if league.format == "gauntlet" and league.reference and league.rules.players == 2:
-        try:
-            return PlacementPlanner(league, seeds)
-        except ValueError as exc:
-            raise LeagueError(str(exc)) from None
+        return PlacementPlanner(league, seeds)
     return FixedPlanner(_fixed_plan(league, seeds))
 
 
@@ -127,7 +152,10 @@ class Feeder:
         return LeagueResults(self.store.r, self.store.prefix)
 
     def run(self) -> LeagueStatus:
-        league = self.store.settle_deals(self.store.load(self.league_id))
+        league = self.store.load(self.league_id)
+        if short := too_few_bots(league):
+            raise LeagueError(short)  # before anything is decided or written
+        league = self.store.settle_deals(league)
         retried = self.store.retry_failed(self.league_id)
         if retried:
             log.info("league %s: retrying %d failed match(es)", self.league_id, len(retried))

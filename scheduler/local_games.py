@@ -93,6 +93,19 @@ class Series:
         return fit_ratings(self.outcomes, [b.name for b in self.stats.bots])
 
 
+def too_few(named: int, seats: int, example: str = "BOT") -> str:
+    """Why ``named`` bots cannot play a ``seats``-seat series ('' when they can): each seat takes a bot of its own
+    (one bot in every seat plays nobody, and its results, all against itself, rate nothing); self-play is the
+    same bot named once a seat (``example``: a bot to spell that with)."""
+    if named >= seats:
+        return ""
+    twice = " ".join(f"--bot {example}" for _ in range(seats))
+    return (
+        f"a match needs {seats} bots for its {seats} seats, and {named} {'was' if named == 1 else 'were'} named: "
+        f"add --bot options (to play a bot against itself, name it once a seat: {twice})"
+    )
+
+
 def play_series(
     rules: Rules,
     entries: Sequence[Entry],
@@ -104,15 +117,10 @@ def play_series(
     on_game: Callable[[int], None] | None = None,
 ) -> Series:
     """Play ``games`` games between ``entries`` (seated by :func:`scheduler.selfplay.seating`)."""
-    if not entries:
-        raise ValueError("name at least one bot")
+    if short := too_few(len(entries), rules.players, entries[0].label if entries else "BOT"):
+        raise ValueError(short)
     if games < 1:
         raise ValueError(f"play at least one game, not {games}")
-    if any(e.program for e in entries) and len(entries) < rules.players:
-        raise ValueError(
-            f"a gRPC program plays one seat of a game: name at least {rules.players} bots for {rules.players} "
-            f"seats (the same program twice is two bots: --bot a=grpc:CMD --bot b=grpc:CMD)"
-        )
     if len(seed) > SEED_CHARS:
         raise ValueError(f"a seed is at most {SEED_CHARS} characters, not {len(seed)}")
     control = control or TimeControl.of_rules(rules)

@@ -206,11 +206,11 @@ def test_a_grpc_program_that_never_connects_is_a_clear_error(tmp_path: Path) -> 
 
 
 def test_a_grpc_program_gets_one_seat_a_game_and_leaves_nothing_running() -> None:
-    """One program answers one seat: with fewer bots than seats it would see two hands, so that is refused.
+    """One program answers one seat: fewer bots than seats is refused (a program would see two hands).
     A program's whole process group goes at the end (a wrapper's children too)."""
     refused = tablanette("match", "--bot", "grpc:node bots/node/bot.js", "--bot", "greedy", "-n", "3", "-g", "1")
     assert refused.returncode == 2
-    assert "a gRPC program plays one seat of a game: name at least 3 bots" in " ".join(refused.stderr.split())
+    assert "a match needs 3 bots for its 3 seats, and 2 were named" in " ".join(refused.stderr.split())
     marker = "sleep 313"  # started by the wrapper, in the program's process group
     wrapped = f"wrapped=grpc:sh -c '{marker} & exec node bots/node/bot.js'"
     result = tablanette("match", "--bot", wrapped, "--bot", "greedy", "-g", "2", "--json", "--no-records")

@@ -122,6 +122,33 @@ def test_add_bot_refuses_a_bot_nobody_registered(env: dict[str, str]) -> None:
     assert status["total"] == 0  # nothing was added
 
 
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused command says (exit status 2, no traceback, nothing else)."""
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(said) == 1 and "Traceback" not in done.stderr + done.stdout, done.stderr
+    return said[0]
+
+
+def test_one_bot_is_a_one_line_error_for_a_match_and_for_a_league(env: dict[str, str], tmp_path: Path) -> None:
+    alone = one_line_error(run(env, "match", "--bot", "greedy", "--games", "2", "--no-records", cwd=tmp_path))
+    assert "2 bots for its 2 seats" in alone and "--bot greedy --bot greedy" in alone, alone
+    three = one_line_error(run(env, "match", "-b", "greedy", "-b", "random", "-n", "3", "--no-records", cwd=tmp_path))
+    assert "3 bots for its 3 seats" in three, three
+    itself = run(env, "match", "--bot", "greedy", "--bot", "greedy", "-g", "2", "--no-records", "--json", cwd=tmp_path)
+    assert itself.returncode == 0, itself.stderr
+    assert [b["name"] for b in json.loads(itself.stdout)["bots"]] == ["greedy#1", "greedy#2"]  # self-play
+
+    assert run(env, "bot", "add", "one-bot").returncode == 0
+    assert run(env, "league", "create", "solo").returncode == 0
+    added = run(env, "league", "add-bot", "solo", "one-bot")
+    assert added.returncode == 0 and "it needs at least 2 to start" in added.stdout, added.stdout
+    refused = one_line_error(run(env, "league", "start", "solo"))
+    assert "league solo has 1 bot (one-bot)" in refused and "at least 2" in refused, refused
+    assert "tablanette league add-bot solo" in refused, refused
+    status = json.loads(run(env, "league", "status", "solo", "--json").stdout)
+    assert status["status"] == "created" and status["total"] == 0  # nothing was started
+
+
 def test_bot_add_prints_only_the_token_on_standard_output(env: dict[str, str]) -> None:
     done = run(env, "bot", "add", "tokenbot")
     assert re.fullmatch(r"tbl_[\w-]{20,}\n", done.stdout), done.stdout
