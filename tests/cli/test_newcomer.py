@@ -179,6 +179,39 @@ def test_up_into_a_pipe_that_closes_leaves_no_process_behind(env: dict[str, str]
     assert not survivors(str(tmp_path)), "processes left behind"
 
 
+def engine_line(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """The demo's "engine service on ..." line; then Ctrl-C (the demo stops everything it started)."""
+    demo = subprocess.Popen(
+        ["tablanette", "demo", "--workdir", str(cwd), "--web-port", "0", "--no-keep-serving", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo.stdout is not None
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and (line := demo.stdout.readline()):
+            lines.append(line)
+            if line.startswith("engine service on"):
+                return line
+        raise AssertionError("the demo never said where its engine listens:\n" + "".join(lines))
+    finally:
+        demo.send_signal(signal.SIGINT)
+        demo.communicate(timeout=60)
+
+
+def test_the_demo_listens_on_tablanette_port_or_its_port_option(env: dict[str, str], tmp_path: Path) -> None:
+    from_env, from_option = free_port(), free_port()
+    said = engine_line({**env, "TABLANETTE_PORT": str(from_env)}, tmp_path)
+    assert said.startswith(f"engine service on 127.0.0.1:{from_env};"), said
+    said = engine_line({**env, "TABLANETTE_PORT": str(from_env)}, tmp_path, "--port", str(from_option))
+    assert said.startswith(f"engine service on 127.0.0.1:{from_option};"), said
+    assert not survivors(str(tmp_path)), "the demo left processes behind"
+
+
 @pytest.mark.slow
 def test_the_demos_league_is_the_arenas_and_its_output_survives_a_pipe(env: dict[str, str], tmp_path: Path) -> None:
     demo = run(env, "demo", "--workdir", str(tmp_path), "--web-port", "0", "--no-keep-serving", timeout=600)
