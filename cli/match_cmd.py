@@ -92,12 +92,7 @@ def match(
     (`tablanette replay FILE` shows one; `tablanette records verify FILE` checks them).
     """
     rules = build_rules(preset, players, rule)
-    if short := too_few(len(bot), rules.players, _label(bot[0]) if bot else "greedy"):
-        fail(short)  # before anything is built or started
-    try:
-        control = TimeControl(rules.move_time_ms, time_bank_ms=time_bank_ms)
-    except ValueError as exc:
-        fail(str(exc))
+    control = _control(rules, bot, time_bank_ms)
     out_path = None if no_records else records
     with entries_of(bot) as entries:
         out = out_path.open("w", encoding="utf-8") if out_path else None
@@ -116,6 +111,16 @@ def match(
             f"check them: tablanette records verify {out_path})",
             highlight=False,
         )
+
+
+def _control(rules: Rules, bots: list[str], time_bank_ms: int) -> TimeControl:
+    """The games' time control, once the bots named are known to fill the seats (before any is built)."""
+    if short := too_few(len(bots), rules.players, _label(bots[0]) if bots else "greedy"):
+        fail(short)
+    try:
+        return TimeControl(rules.move_time_ms, time_bank_ms=time_bank_ms)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _play(
