@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -309,3 +310,76 @@ def test_replay_of_what_is_not_there_is_a_clear_error(
     result = tablanette("replay", str(file), *args)
     assert result.returncode == 2
     assert said in " ".join(result.stderr.split()), result.stderr
+
+
+MINE = """
+from bots import Bot
+
+
+class Mine(Bot):
+    name = "mine"
+
+    def choose(self, obs):
+        return obs.legal_plays[0]
+"""
+
+
+def doc_block(marker: str, language: str) -> str:
+    """The code block of docs/records.md that follows ``<!-- marker -->``."""
+    found = re.search(rf"<!-- {marker} -->\s*```{language}\n(.*?)```", (ROOT / "docs/records.md").read_text(), re.S)
+    assert found, f"docs/records.md has no {language} block after <!-- {marker} -->"
+    return found.group(1)
+
+
+def test_match_records_become_the_parquet_dataset_with_no_arena_and_the_docs_recipes_read_it(tmp_path: Path) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    pd = pytest.importorskip("pandas")
+    from store.archive import SCHEMAS
+
+    documented = doc_block("local-export", "bash").splitlines()
+    export = next(line.split("#")[0].split() for line in documented if "records export" in line)
+    mine = tmp_path / "mine.py"
+    mine.write_text(MINE)
+    assert tablanette("match", "--bot", "mine.py", "--bot", "strong", "-g", "6", cwd=tmp_path).returncode == 0
+    done = tablanette(*export[1:], cwd=tmp_path)  # as documented, with Redis unreachable
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "records" / "match-records"
+    assert "6 game(s)" in done.stdout and str(Path("records") / "match-records") in done.stdout, done.stdout
+    for table in ("matches", "deals", "plays"):
+        frame = pd.read_parquet(folder / f"{table}.parquet")
+        assert list(frame.columns) == SCHEMAS[table].names and set(frame["league"]) == {"match-records"}
+    matches = pd.read_parquet(folder / "matches.parquet")
+    plays = pd.read_parquet(folder / "plays.parquet")
+    records = [record for _, record in read_records(tmp_path / "match-records.jsonl")]
+    assert list(matches["match_id"]) == [r["id"] for r in records] and list(matches["plan_index"]) == list(range(6))
+    assert int(matches["plays"].sum()) == len(plays) == sum(len(d["plays"]) for r in records for d in r["deals"])
+    assert plays["ms"].isna().all() and matches["elo"].isna().all()  # what only an arena knows
+
+    os.chdir(tmp_path)  # the documented recipes read 'records/*/...' from where they run
+    try:
+        rows = duckdb.sql(doc_block("dealer-query", "sql")).fetchall()
+        scope: dict[str, object] = {}
+        exec(doc_block("pandas-example", "python"), scope)
+    finally:
+        os.chdir(ROOT)
+    deals = pd.read_parquet(folder / "deals.parquet")
+    decided = deals[deals["winner_team"].notna()]
+    share = round(float((decided["winner_team"] == decided["dealer_team"]).mean()), 3)
+    assert rows == [("tablic", len(decided), pytest.approx(share))]
+    assert set(scope["per_bot"].index) == {"mine", "strong"}  # type: ignore[attr-defined]
+
+
+def test_a_record_file_that_is_not_records_exports_nothing_and_says_which_line(tmp_path: Path) -> None:
+    file = tmp_path / "games.jsonl"
+    assert tablanette("match", "-b", "greedy", "-b", "random", "-g", "2", "--records", str(file)).returncode == 0
+    good = file.read_text()
+    file.write_text(good + '{"format": "tablanette-record/1", "id": 7}\n')
+    out = tmp_path / "records"
+    bad = tablanette("records", "export", "--format", "parquet", "--out", str(out), str(file))
+    assert bad.returncode == 2 and "line 3" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    assert not (out / "games").exists()
+    file.write_text(good + good)
+    twice = tablanette("records", "export", "--format", "parquet", "--out", str(out), str(file))
+    assert twice.returncode == 2 and "a second record of game 'match/game-1'" in twice.stderr, twice.stderr
+    as_jsonl = tablanette("records", "export", "--out", str(out), str(file))
+    assert as_jsonl.returncode == 2 and "--format parquet" in as_jsonl.stderr
