@@ -115,6 +115,52 @@ def test_a_crashing_program_is_restarted_and_said_at_the_end(tmp_path: Path) -> 
     assert any("exited with status 3" in reason or "status 3" in reason for reason in conduct["reasons"])
 
 
+GARBAGE = r"""
+import sys
+for line in sys.stdin:
+    if '"turn"' in line:
+        print("I think \x1b[31mAH\x1b[0m is best", flush=True)
+"""
+
+ONE_ANSWER = r"""
+import json, sys
+for line in sys.stdin:
+    if json.loads(line)["type"] == "turn":
+        print(json.dumps({"play": 0}), flush=True)
+        sys.exit(0)  # one answer a run: found ended at its next turn
+"""
+
+
+def test_a_fault_summary_shows_what_the_bot_printed_and_counts_crashes_as_crashes(tmp_path: Path) -> None:
+    (tmp_path / "garbage.py").write_text(GARBAGE)
+    (tmp_path / "crash.py").write_text(CRASHER)
+    (tmp_path / "once.py").write_text(ONE_ANSWER)
+    args = ("--bot", "greedy", "-g", "2", "--no-records")
+    text = tablanette("match", "--bot", "python3 garbage.py", *args, cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "\x1b" not in text.stdout + text.stderr and "the answer was not JSON" in text.stdout
+    shown = r"the answer was not JSON; the first time, its answer: 'I think \x1b[31mAH\x1b[0m is best'"
+    assert shown in text.stdout, text.stdout  # what it printed, shown as text: its escapes are not obeyed
+    garbage = played(tablanette("match", "--bot", "python3 garbage.py", *args, "--json", cwd=tmp_path))["garbage"]
+    assert garbage["conduct"]["crashes"] == 0 and garbage["conduct"]["faults"] == garbage["conduct"]["moves"]
+    assert garbage["conduct"]["samples"] == {
+        "the answer was not JSON": r"its answer: 'I think \x1b[31mAH\x1b[0m is best'"
+    }
+
+    crash = played(tablanette("match", "--bot", "python3 crash.py", *args, "--json", cwd=tmp_path))["crash"]
+    conduct = crash["conduct"]
+    assert conduct["crashes"] == 6 and conduct["crashed"] == {"it exited with status 3": 6}  # 3 runs a game
+    assert "crashing on purpose" in conduct["samples"]["it exited with status 3"]
+    assert "\x1b" not in json.dumps(conduct, ensure_ascii=False) and "owned" not in json.dumps(conduct)
+    text = tablanette("match", "--bot", "python3 crash.py", *args, cwd=tmp_path)
+    said = text.stdout
+    assert "crash: crashed 6 times" in said and "crashed 6 × it exited with status 3" in said, said
+    assert "its last error output: crashing on purpose" in said and "\x1b" not in said and "\x07" not in said
+
+    once = played(tablanette("match", "--bot", "python3 once.py", *args, "--json", cwd=tmp_path))["once"]
+    assert once["conduct"]["crashes"] == 6 and once["conduct"]["crashed"] == {"it exited with status 0": 6}
+
+
 GRPC_CRASHER = r"""
 import os, sys
 from bots import Bot
@@ -176,11 +222,13 @@ def test_a_grpc_program_that_dies_is_started_again_and_said(tmp_path: Path) -> N
         env=env,
     )
     conduct = played(result)["crasher"]["conduct"]
-    assert conduct["faults"] == 2  # dead in each game: started again before the second, found dead after it
-    assert conduct["reasons"] == {
+    assert conduct["crashes"] == 2  # dead in each game: started again before the second, found dead after it
+    assert conduct["crashed"] == {
         "its program exited with status 5; it was started again": 1,
         "its program exited with status 5": 1,
     }
+    assert conduct["faults"] == 0 and conduct["forfeits"] == 2  # gone past its grace period: each game forfeited
+    assert "crashing on purpose" in conduct["samples"]["its program exited with status 5"]
     text = tablanette(
         "match",
         "--bot",
