@@ -152,7 +152,8 @@ def _run_league(names: list[str], games: int, workdir: Path) -> None:
     verified = sum(1 for _, rec in read_records(out) if verify_record(rec).is_over)
     console.print(f"{verified} records exported to {out} and re-verified.", highlight=False)
     console.print(
-        "Next: `tablanette records verify " + str(out) + "`, `tablanette rules presets`, "
-        "and bots/node/README.md or bots/cpp/README.md to write your own bot.",
+        "Next: write your own bot in any language from docs/jsonlines.md (a line of JSON a turn), and play it "
+        'here in one command, with no arena: `tablanette match --bot "python3 mybot.py" --bot strong`. '
+        f"(`tablanette records verify {out}` re-checks the demo's games; bots/README.md has the gRPC SDKs.)",
         highlight=False,
     )
