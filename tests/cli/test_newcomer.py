@@ -217,6 +217,9 @@ def test_the_demos_league_is_the_arenas_and_its_output_survives_a_pipe(env: dict
     demo = run(env, "demo", "--workdir", str(tmp_path), "--web-port", "0", "--no-keep-serving", timeout=600)
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "records exported" in demo.stdout and "re-verified" in demo.stdout
+    next_line = next(line for line in demo.stdout.splitlines() if line.startswith("Next:"))
+    assert "docs/jsonlines.md" in next_line and "tablanette match --bot" in next_line, next_line  # the fastest path
+    assert "margin: points a game over its opponents'" in demo.stdout and "form: the incremental Elo" in demo.stdout
     for bot in ("demo-strong", "demo-greedy", "demo-random"):
         assert re.search(rf"│\s*\d+\s*│[^│]*│ {bot}[\s(]", demo.stdout), (
             f"{bot} cut from the ladder in a pipe:\n{demo.stdout}"
