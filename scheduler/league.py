@@ -47,11 +47,15 @@ from store.leagues import League, LeagueError, LeagueStore
 from store.ledger import match_luck
 from store.results import LeagueResults
 from store.units import mirror_unit
+from store.versions import split_version
 from worker.match_runner import SeatConduct
 
 TASK_NAME = "tablanette.play_match"
 PRESENCE_EVERY_S = 1.0
 """How often the feeder looks at who is connected, and whether a Redis it watches was restarted."""
+ABSENT_WARN_S = 30.0
+"""How long a bot may be away before the feeder warns (sooner if the league's ``absent_timeout`` is): a bot
+that is starting (a hosted one its host starts, a program still loading) gets a calm line, not an alarm."""
 
 log = logging.getLogger("tablanette.scheduler")
 
@@ -138,6 +142,8 @@ class Feeder:
     seats: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fresh: list[str] = field(default_factory=list)
     absent: dict[str, float] = field(default_factory=dict)
+    warned: set[str] = field(default_factory=set)
+    """Absent bots already warned about (once an absence)."""
     quarantined: set[str] = field(default_factory=set)
     watch: Sequence[redis.Redis] = ()
     """Other Redis servers whose restart may lose matches in flight (the broker, when it is not the store)."""
@@ -237,10 +243,7 @@ class Feeder:
             return
         self._presence_at = now
         absent = self.store.note_presence(self.league_id, self.store.connected(league.bots), now)
-        for bot in sorted(set(absent) - set(self.absent)):
-            log.warning("league %s: waiting for %s: not connected", self.league_id, bot)
-        for bot in sorted(set(self.absent) - set(absent)):
-            log.info("league %s: %s is back", self.league_id, bot)
+        self._say_presence(league, absent, now)
         self.absent = absent
         quarantined = set(self.store.quarantined(self.league_id))
         for bot in sorted(quarantined - self.quarantined):
@@ -252,6 +255,21 @@ class Feeder:
             for bot, since in absent.items():
                 if now - since >= league.absent_timeout:
                     self._forfeit_absent(league, bot, now - since)
+
+    def _say_presence(self, league: League, absent: dict[str, float], now: float) -> None:
+        """A calm line for a bot not connected yet, a warning once it has been away past the grace period
+        (:data:`ABSENT_WARN_S`, or the league's ``absent_timeout`` if shorter), a line when it is back."""
+        for bot in sorted(set(absent) - set(self.absent)):
+            starter = " (its host starts it)" if split_version(bot) else ""
+            log.info("league %s: waiting for %s to connect%s", self.league_id, bot, starter)
+        grace = min(ABSENT_WARN_S, league.absent_timeout)
+        for bot, since in sorted(absent.items()):
+            if bot not in self.warned and now - since >= grace:
+                self.warned.add(bot)
+                log.warning("league %s: waiting for %s: not connected for %.0f s", self.league_id, bot, now - since)
+        for bot in sorted(set(self.absent) - set(absent)):
+            self.warned.discard(bot)
+            log.info("league %s: %s is back", self.league_id, bot)
 
     def _held_back(self, match_id: str) -> bool:
         """The match waits for a bot that is absent or in quarantine."""
