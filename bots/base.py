@@ -20,11 +20,14 @@ class BotFault(RuntimeError):
     """A bot's answer cannot be played, for a reason the arena can name (a program that crashed, said nothing
     or wrote nonsense: :class:`hosting.programs.bridge.BridgeError`). The turn costs the bot a move (the
     timeout play), not the game. ``reason`` says what went wrong in the arena's own words only (what anyone
-    may be shown); the text (``str``) is for a log and may quote the program."""
+    may be shown); the text (``str``) is for a log and may quote the program, and so may ``quoted``: the
+    program's own words the error is about (the answer it wrote, its last error lines), raw, for its owner to
+    see once made printable (:mod:`store.printable`)."""
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(self, message: str, reason: str | None = None, quoted: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.reason = message if reason is None else reason
+        self.quoted = list(quoted)
 
 
 class Bot:

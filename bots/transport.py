@@ -56,6 +56,9 @@ class Seat:
     """Asked on a thread of its own and waited for until the deadline (a bot that may never answer)."""
     faults: list[str] = field(default_factory=list)
     """Why each answer the bot failed to give was replaced by the timeout play (its own words)."""
+    quoted: dict[str, list[str]] = field(default_factory=dict)
+    """For each reason among ``faults``, what the bot said the first time (:attr:`bots.base.BotFault.quoted`:
+    raw, made printable by whoever shows it)."""
     clocked: bool = field(init=False)
     _calls: queue.SimpleQueue[tuple[Callable[[], Play], concurrent.futures.Future[Play]] | None] | None = field(
         default=None, init=False, repr=False
@@ -139,6 +142,8 @@ class InProcessTransport:
             play = None
         except BotFault as exc:
             s.faults.append(exc.reason)
+            if exc.quoted:
+                s.quoted.setdefault(exc.reason, exc.quoted)
             play = obs.legal_plays[0]
         except Exception as exc:  # a bug in the bot costs a move, as over the wire (bots.sdk)
             s.faults.append(f"choose raised {type(exc).__name__}: {exc}")

@@ -9,7 +9,9 @@ service). Replays, exports and the API read an archived league as before.
 
 ``records export`` writes a league's records as JSON Lines (``--format jsonl``,
 for ``records verify``) or the Parquet dataset of one league or of all of them
-(``--format parquet``: a folder per league under ``--out``; docs/records.md).
+(``--format parquet``: a folder per league under ``--out``; docs/records.md);
+given record files (``tablanette match``'s), the dataset of each, with no arena
+(:mod:`store.record_files`).
 """
 
 from __future__ import annotations
@@ -111,12 +113,26 @@ def _watch(days: float, every: float) -> None:
 
 def export(
     out: Annotated[Path, typer.Option(help="A file (jsonl), or a folder of one dataset per league (parquet).")],
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Record files (JSON Lines: what `tablanette match` writes) to make Parquet datasets of, with no "
+            "arena: one folder under --out per file, named after it (--format parquet).",
+            exists=True,
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
     league: Annotated[str | None, typer.Option(help="The league to export (parquet: default every league).")] = None,
     format: Annotated[str, typer.Option(help="jsonl (records, for `records verify`) or parquet (dataset).")] = "jsonl",
 ) -> None:
-    """Export game records: a league's as JSON Lines, or the Parquet dataset (docs/records.md)."""
+    """Export game records: a league's as JSON Lines, or the Parquet dataset (docs/records.md) of the arena's
+    leagues or of record files on this machine."""
     if format not in FORMATS:
         fail(f"unknown format {format!r}; one of: {', '.join(FORMATS)}")
+    if files:
+        _export_files(files, out, format, league)
+        return
     if format == "jsonl":
         if league is None:
             fail("--format jsonl exports one league: give --league NAME")
@@ -142,6 +158,33 @@ def export(
         )
     if failed:
         fail(f"{len(failed)} league(s) not exported: {', '.join(failed)}")
+
+
+def _export_files(files: list[Path], out: Path, format: str, league: str | None) -> None:
+    """Each record file as a dataset of its own under ``out`` (:mod:`store.record_files`); no Redis."""
+    from store.record_files import dataset_name, export_file
+
+    if format != "parquet":
+        fail("record files are JSON Lines already: give --format parquet to make datasets of them")
+    if league is not None:
+        fail("--league exports an arena's league; record files are named by their file names")
+    names = [dataset_name(f) for f in files]
+    if len(set(names)) != len(names):
+        fail(f"two files would make the same dataset folder (named by the file): {', '.join(names)}")
+    for path, name in zip(files, names, strict=True):
+        try:
+            manifest = export_file(path, out / name)
+        except RecordError as exc:
+            fail(f"{path}: {exc} (nothing written for it; `tablanette records verify {path}` checks every record)")
+        except (KeyError, IndexError, TypeError, ValueError, OSError) as exc:
+            fail(f"{path}: a record in it cannot be read ({exc}); `tablanette records verify {path}` names it")
+        rows = manifest["rows"]
+        console.print(
+            f"{path}: {rows['matches']} game(s), {rows['deals']} deal(s), {rows['plays']} play(s) written to "
+            f"{out / name}",
+            highlight=False,
+            markup=False,
+        )
 
 
 def _export_jsonl(league: str, out: Path) -> None:

@@ -1,10 +1,11 @@
 """``tablanette demo``: the README's main job, a whole league on this machine.
 
 It starts what it needs (Redis from ``REDIS_URL`` if reachable, otherwise a
-private server), the engine service, two Celery workers and the bots (the
-built-in Python bots and, when Node.js is set up, the Node.js bot), plays a
-double round-robin with live progress, prints the Elo ladder, exports and
-re-verifies every record, and stops everything.
+private server), the engine service (on ``--port``, ``TABLANETTE_PORT``, or a
+free port), two Celery workers and the bots (the built-in Python bots and,
+when Node.js is set up, the Node.js bot), plays a double round-robin with live
+progress, prints the Elo ladder, exports and re-verifies every record, and
+stops everything.
 
 The demo's league is the arena's own: league ``demo`` under the arena's key
 prefix (``TABLANETTE_PREFIX``), so ``tablanette up``, ``web`` and ``league``
@@ -38,6 +39,7 @@ def demo(
     workdir: Annotated[Path, typer.Option(help="Logs, records and private Redis data.")] = Path("var/demo"),
     games: Annotated[int, typer.Option(min=1, help="Games per pairing.")] = 2,
     workers: Annotated[int, typer.Option(min=1, help="Celery worker processes.")] = 2,
+    port: Annotated[int, typer.Option(envvar="TABLANETTE_PORT", help="Engine service port (0 picks a free one).")] = 0,
     web_port: Annotated[int, typer.Option(help="Web ladder port (0 picks a free one).")] = 8080,
     keep_serving: Annotated[
         bool | None, typer.Option(help="Keep the web ladder up at the end until Ctrl-C (default: on a terminal).")
@@ -49,7 +51,7 @@ def demo(
     arena = LocalArena(workdir, redis_url=settings.redis_url, prefix=settings.prefix)
     try:
         with arena.supervised():
-            _demo(arena, games, workers, web_port, keep_serving, started)
+            _demo(arena, games, workers, (port, web_port), keep_serving, started)
     except (RuntimeError, TimeoutError) as exc:
         fail(str(exc))
     except (KeyboardInterrupt, Stopped):
@@ -59,8 +61,9 @@ def demo(
 
 
 def _demo(
-    arena: LocalArena, games: int, workers: int, web_port: int, keep_serving: bool | None, started: float
+    arena: LocalArena, games: int, workers: int, ports: tuple[int, int], keep_serving: bool | None, started: float
 ) -> None:
+    engine_port, web_port = ports
     url = arena.ensure_redis()
     LeagueStore(arena.redis, arena.prefix).delete(LEAGUE)  # the previous demo, and nothing else
     arena.extra_env.update(
@@ -74,7 +77,7 @@ def _demo(
         f"[bold]Tablanette Arena demo[/] (redis {url}, key prefix {arena.prefix!r}, logs in {arena.logs})",
         highlight=False,
     )
-    _, port = arena.start_engine()
+    _, port = arena.start_engine(TABLANETTE_PORT=str(engine_port))
     address = f"127.0.0.1:{port}"
     arena.start_workers(workers)
     names = _start_bots(arena, address)
@@ -149,7 +152,8 @@ def _run_league(names: list[str], games: int, workdir: Path) -> None:
     verified = sum(1 for _, rec in read_records(out) if verify_record(rec).is_over)
     console.print(f"{verified} records exported to {out} and re-verified.", highlight=False)
     console.print(
-        "Next: `tablanette records verify " + str(out) + "`, `tablanette rules presets`, "
-        "and bots/node/README.md or bots/cpp/README.md to write your own bot.",
+        "Next: write your own bot in any language from docs/jsonlines.md (a line of JSON a turn), and play it "
+        'here in one command, with no arena: `tablanette match --bot "python3 mybot.py" --bot strong`. '
+        f"(`tablanette records verify {out}` re-checks the demo's games; bots/README.md has the gRPC SDKs.)",
         highlight=False,
     )

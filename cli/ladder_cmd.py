@@ -78,6 +78,14 @@ def print_ladder(data: dict[str, Any]) -> None:
     console.print(table)
 
 
+COLUMNS_NOTE = (
+    "margin: points a game over its opponents' (their mean), with its 95% interval; "
+    "form: the incremental Elo, a trend that moves with the order the results came in (the rating is fitted "
+    "on them all at once)"
+)
+"""What the ladder's less obvious columns mean, under the table."""
+
+
 def _caption(data: dict[str, Any]) -> str:
     unsettled = [g for g in data["groups"] if len(g) > 1]
     if not data["rows"]:
@@ -90,8 +98,10 @@ def _caption(data: dict[str, Any]) -> str:
                 if data["without_luck"]
                 else ""
             )
+            + "\n"
+            + COLUMNS_NOTE
         )
-    return _settled(data, unsettled)
+    return _settled(data, unsettled) + "\n" + COLUMNS_NOTE
 
 
 def _settled(data: dict[str, Any], unsettled: list[list[str]]) -> str:

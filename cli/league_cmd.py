@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scheduler.fair_play import PUBLIC_SEED, deals_report, report_lines
-from scheduler.league import Feeder
+from scheduler.league import Feeder, fewest_bots, too_few_bots
 from store import printable
 from store.audit import AuditLog
 from store.client import connect
@@ -161,6 +161,9 @@ def add_bot(
     except LeagueError as exc:
         fail(str(exc))
     console.print(f"league {name}: {len(league.bots)} bots ({', '.join(league.bots)})", highlight=False)
+    if too_few_bots(league):
+        need = fewest_bots(league)
+        console.print(f"league {name}: it needs at least {need} to start (`league add-bot` adds more)", highlight=False)
 
 
 def _participants(st: LeagueStore, bots: list[str]) -> list[str]:

@@ -238,7 +238,9 @@ class LocalArena:
         return self.redis_url
 
     def start_engine(self, name: str = "engine", **env: str) -> tuple[Child, int]:
-        """An engine service replica (on a free port unless ``TABLANETTE_PORT`` says); the child and its port."""
+        """An engine service replica on the port ``env`` gives as ``TABLANETTE_PORT`` (a free one if it gives none or
+        0: the supervisor's own ``TABLANETTE_PORT`` is the command's to pass, as ``up --port`` and ``demo --port``
+        do); the child and its port."""
         child = self.spawn(name, [sys.executable, "-m", "engine_service"], {"TABLANETTE_PORT": "0", **env})
         return child, int(child.wait_for(r"listening on [\d.]+:(\d+)", "the engine service").group(1))
 

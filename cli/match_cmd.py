@@ -44,7 +44,7 @@ from engine_service.time_control import TimeControl
 from hosting.programs.bridge import ProgramBot
 from hosting.programs.child import ChildError, Running, check_runnable
 from scheduler.connected_programs import ProgramError
-from scheduler.local_games import Entry, Series, play_series
+from scheduler.local_games import Conduct, Entry, Series, play_series, too_few
 from store import printable
 
 from .common import PlayersOpt, PresetOpt, RuleOpt, build_rules, console, err_console, fail
@@ -92,10 +92,7 @@ def match(
     (`tablanette replay FILE` shows one; `tablanette records verify FILE` checks them).
     """
     rules = build_rules(preset, players, rule)
-    try:
-        control = TimeControl(rules.move_time_ms, time_bank_ms=time_bank_ms)
-    except ValueError as exc:
-        fail(str(exc))
+    control = _control(rules, bot, time_bank_ms)
     out_path = None if no_records else records
     with entries_of(bot) as entries:
         out = out_path.open("w", encoding="utf-8") if out_path else None
@@ -114,6 +111,16 @@ def match(
             f"check them: tablanette records verify {out_path})",
             highlight=False,
         )
+
+
+def _control(rules: Rules, bots: list[str], time_bank_ms: int) -> TimeControl:
+    """The games' time control, once the bots named are known to fill the seats (before any is built)."""
+    if short := too_few(len(bots), rules.players, _label(bots[0]) if bots else "greedy"):
+        fail(short)
+    try:
+        return TimeControl(rules.move_time_ms, time_bank_ms=time_bank_ms)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _play(
@@ -151,6 +158,11 @@ def entries_of(specs: list[str]) -> Iterator[list[Entry]]:
         fail(f"name at least one --bot; built-in bots: {', '.join(BUILTIN_BOTS)}")
     with contextlib.ExitStack() as stack:
         yield [_entry(spec, stack) for spec in specs]
+
+
+def _label(spec: str) -> str:
+    """How the error of a match with too few bots spells ``spec`` again: as given, quoted if a shell needs it."""
+    return shlex.quote(printable.line(spec, 200))
 
 
 def _entry(spec: str, stack: contextlib.ExitStack) -> Entry:
@@ -273,6 +285,9 @@ def _to_json(series: Series) -> dict[str, Any]:
             "forfeits": conduct.forfeits,
             "faults": conduct.faults,
             "reasons": {printable.line(k): v for k, v in conduct.reasons.items()},
+            "crashes": conduct.crashes,
+            "crashed": {printable.line(k): v for k, v in conduct.crashed.items()},
+            "samples": {printable.line(k): printable.line(v) for k, v in conduct.samples.items()},
         }
     return out
 
@@ -295,6 +310,7 @@ def _print(series: Series, rules: Rules) -> None:
         "timeouts",
         "illegal",
         "faults",
+        "crashes",
     ):
         table.add_column(col, justify="left" if col == "bot" else "right")
     rows = sorted(zip(stats.bots, series.conduct, strict=True), key=lambda bc: -fit[bc[0].name].rating)
@@ -314,6 +330,7 @@ def _print(series: Series, rules: Rules) -> None:
             str(c.timeouts),
             str(c.illegal),
             str(c.faults + c.forfeits),
+            str(c.crashes),
         )
     console.print(table)
     console.print(
@@ -322,16 +339,35 @@ def _print(series: Series, rules: Rules) -> None:
         highlight=False,
     )
     for b, c in rows:
-        if c.reasons or c.forfeits:
+        if c.reasons or c.forfeits or c.crashes:
             console.print(f"[bold]{escape(printable.line(b.name))}[/]: {_conduct_line(c)}", highlight=False)
-            for reason, count in sorted(c.reasons.items(), key=lambda kv: -kv[1])[:5]:
-                console.print(f"  {count} × {printable.line(reason, 300)}", highlight=False, markup=False)
+            for line in _reason_lines(c):
+                console.print(line, highlight=False, markup=False)
 
 
-def _conduct_line(c: Any) -> str:
+def _conduct_line(c: Conduct) -> str:
     parts = []
+    if c.crashes:
+        parts.append(f"crashed {c.crashes} time{'' if c.crashes == 1 else 's'}")
     if c.faults:
         parts.append(f"{c.faults} answer(s) it failed to give were played as the engine's timeout play")
     if c.forfeits:
         parts.append(f"forfeited {c.forfeits} game(s)")
     return "; ".join(parts)
+
+
+def _reason_lines(c: Conduct) -> list[str]:
+    """Why it crashed, then why its answers were missing (the five likeliest), each with what the bot itself
+    said the first time (printable: its words are shown, never obeyed)."""
+
+    def said(reason: str) -> str:
+        sample = c.samples.get(reason)
+        return f"; the first time, {printable.line(sample, 300)}" if sample else ""
+
+    crashed = [f"  crashed {n} × {printable.line(why, 300)}{said(why)}" for why, n in _likeliest(c.crashed)]
+    missed = [f"  {n} × {printable.line(why, 300)}{said(why)}" for why, n in _likeliest(c.reasons)]
+    return crashed + missed
+
+
+def _likeliest(counts: dict[str, int]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda kv: -kv[1])[:5]

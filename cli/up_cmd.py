@@ -23,7 +23,9 @@ from .common import arena_settings, console, fail
 
 def up(
     workers: Annotated[int, typer.Option(min=0, help="Celery worker processes.")] = 2,
-    port: Annotated[int, typer.Option(help="Engine service port.")] = 50051,
+    port: Annotated[
+        int, typer.Option(envvar="TABLANETTE_PORT", help="Engine service port (0 picks a free one).")
+    ] = 50051,
     web_port: Annotated[int, typer.Option(help="Web ladder port (0: no web ladder).")] = 8080,
     workdir: Annotated[Path, typer.Option(help="Logs and private Redis data.")] = Path("var/up"),
     host: Annotated[

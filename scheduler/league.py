@@ -48,11 +48,15 @@ from store.leases import MatchLease
 from store.ledger import NotLeaseHolder
 from store.results import LeagueResults
 from store.settle import Finished, settle
+from store.versions import split_version
 from worker.match_runner import SeatConduct
 
 TASK_NAME = "tablanette.play_match"
 PRESENCE_EVERY_S = 1.0
 """How often the feeder looks at who is connected, and whether a Redis it watches was restarted."""
+ABSENT_WARN_S = 30.0
+"""How long a bot may be away before the feeder warns (sooner if the league's ``absent_timeout`` is): a bot
+that is starting (a hosted one its host starts, a program still loading) gets a calm line, not an alarm."""
 
 FORFEIT_LEASE_MS = 10_000
 """How long the scheduler holds a match's lease to settle it as a forfeit (a few Redis calls)."""
@@ -66,18 +70,43 @@ def plan_league(league: League, seeds: Seed | None = None) -> list[PlannedMatch]
     return planner_for(league, seeds).initial()
 
 
+def fewest_bots(league: League) -> int:
+    """The fewest bots any league of its seats can start with: two, or a table's seats (each format's own needs,
+    a champion say, are its planner's to check)."""
+    return max(2, league.rules.players)
+
+
+def too_few_bots(league: League) -> str:
+    """Why the league cannot start with the bots it has ('' when it can: :func:`fewest_bots`)."""
+    need, have = fewest_bots(league), len(league.bots)
+    if have >= need:
+        return ""
+    named = f" ({', '.join(league.bots)})" if league.bots else ""
+    return (
+        f"league {league.league_id} has {have} bot{'' if have == 1 else 's'}{named}: a {league.rules.players}-seat "
+        f"league needs at least {need}; add more with `tablanette league add-bot {league.league_id} BOT ...`"
+    )
+
+
 def planner_for(league: League, seeds: Seed | None = None) -> Planner:
     """What decides the league's matches: a fixed plan, or an adaptive or SPRT planner, dealing from ``seeds``
-    (the league's :meth:`~store.leagues.LeagueStore.deal_seeds`; None: public ones from its seed or name)."""
+    (the league's :meth:`~store.leagues.LeagueStore.deal_seeds`; None: public ones from its seed or name).
+    A league its planner cannot plan (too few bots, no champion) is a :class:`LeagueError` saying why."""
+    try:
+        return _planner(league, seeds)
+    except LeagueError:
+        raise
+    except ValueError as exc:
+        raise LeagueError(f"league {league.league_id}: {exc}") from None
+
+
+def _planner(league: League, seeds: Seed | None) -> Planner:
     if league.format == "adaptive" and league.rules.players == 2:
         return AdaptivePlanner(league, seeds)
     if league.format == "sprt":
         return SprtPlanner(league, seeds)
     if league.format == "gauntlet" and league.reference and league.rules.players == 2:
-        try:
-            return PlacementPlanner(league, seeds)
-        except ValueError as exc:
-            raise LeagueError(str(exc)) from None
+        return PlacementPlanner(league, seeds)
     return FixedPlanner(_fixed_plan(league, seeds))
 
 
@@ -117,6 +146,8 @@ class Feeder:
     seats: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fresh: list[str] = field(default_factory=list)
     absent: dict[str, float] = field(default_factory=dict)
+    warned: set[str] = field(default_factory=set)
+    """Absent bots already warned about (once an absence)."""
     quarantined: set[str] = field(default_factory=set)
     watch: Sequence[redis.Redis] = ()
     """Other Redis servers whose restart may lose matches in flight (the broker, when it is not the store)."""
@@ -131,7 +162,10 @@ class Feeder:
         return LeagueResults(self.store.r, self.store.prefix)
 
     def run(self) -> LeagueStatus:
-        league = self.store.settle_deals(self.store.load(self.league_id))
+        league = self.store.load(self.league_id)
+        if short := too_few_bots(league):
+            raise LeagueError(short)  # before anything is decided or written
+        league = self.store.settle_deals(league)
         retried = self.store.retry_failed(self.league_id)
         if retried:
             log.info("league %s: retrying %d failed match(es)", self.league_id, len(retried))
@@ -213,10 +247,7 @@ class Feeder:
             return
         self._presence_at = now
         absent = self.store.note_presence(self.league_id, self.store.connected(league.bots), now)
-        for bot in sorted(set(absent) - set(self.absent)):
-            log.warning("league %s: waiting for %s: not connected", self.league_id, bot)
-        for bot in sorted(set(self.absent) - set(absent)):
-            log.info("league %s: %s is back", self.league_id, bot)
+        self._say_presence(league, absent, now)
         self.absent = absent
         quarantined = set(self.store.quarantined(self.league_id))
         for bot in sorted(quarantined - self.quarantined):
@@ -228,6 +259,21 @@ class Feeder:
             for bot, since in absent.items():
                 if now - since >= league.absent_timeout:
                     self._forfeit_absent(league, bot, now - since)
+
+    def _say_presence(self, league: League, absent: dict[str, float], now: float) -> None:
+        """A calm line for a bot not connected yet, a warning once it has been away past the grace period
+        (:data:`ABSENT_WARN_S`, or the league's ``absent_timeout`` if shorter), a line when it is back."""
+        for bot in sorted(set(absent) - set(self.absent)):
+            starter = " (its host starts it)" if split_version(bot) else ""
+            log.info("league %s: waiting for %s to connect%s", self.league_id, bot, starter)
+        grace = min(ABSENT_WARN_S, league.absent_timeout)
+        for bot, since in sorted(absent.items()):
+            if bot not in self.warned and now - since >= grace:
+                self.warned.add(bot)
+                log.warning("league %s: waiting for %s: not connected for %.0f s", self.league_id, bot, now - since)
+        for bot in sorted(set(self.absent) - set(absent)):
+            self.warned.discard(bot)
+            log.info("league %s: %s is back", self.league_id, bot)
 
     def _held_back(self, match_id: str) -> bool:
         """The match waits for a bot that is absent or in quarantine."""

@@ -36,8 +36,10 @@ from engine_service.driver import MatchDriver, Response
 from engine_service.rules import GameRecord, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
+from hosting.programs.bridge import ProgramBot
 from scheduler.ratings import Fit, Outcome, fit_ratings, outcome_of
 from scheduler.selfplay import BotStats, SelfPlayStats, labels_of, seating, tally
+from store import printable
 from tablanette.v1 import arena_pb2 as apb
 
 from .connected_programs import ConnectedPrograms
@@ -45,6 +47,8 @@ from .connected_programs import ConnectedPrograms
 if TYPE_CHECKING:
     from engine_service.local_engine import LocalEngine
 
+SAMPLE_CHARS = 300
+"""The most of a bot's own words one fault's sample keeps."""
 SEED_CHARS = 100
 """A series' seed names its games (``SEED/game-N``), and a game id on the wire is at most 128 characters."""
 
@@ -75,8 +79,32 @@ class Conduct:
     illegal: int = 0
     forfeits: int = 0
     faults: int = 0
+    """Answers it failed to give, each played for it as the engine's timeout play."""
     reasons: dict[str, int] = field(default_factory=dict)
-    """Each reason a fault was given (the bot's own words), and how often."""
+    """Each reason a fault was given (the arena's words), and how often."""
+    crashes: int = 0
+    """Times its program ended mid-game (exited, was killed, closed its output) and had to be started again or
+    left its seat to the engine: counted once each, however many turns it then missed."""
+    crashed: dict[str, int] = field(default_factory=dict)
+    """Why its program ended (the arena's words), and how often."""
+    samples: dict[str, str] = field(default_factory=dict)
+    """For a reason of a fault or a crash, what the bot itself said the first time (the answer it wrote, its
+    last error lines), made printable (:func:`store.printable.line`): never its raw text."""
+
+    def add_fault(self, reason: str, quoted: Sequence[str] = ()) -> None:
+        self.faults += 1
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
+        self._sample(reason, quoted)
+
+    def add_crash(self, reason: str, quoted: Sequence[str] = ()) -> None:
+        self.crashes += 1
+        self.crashed[reason] = self.crashed.get(reason, 0) + 1
+        self._sample(reason, quoted)
+
+    def _sample(self, reason: str, quoted: Sequence[str]) -> None:
+        said = printable.line(" | ".join(q for q in quoted if q), SAMPLE_CHARS)
+        if said and reason not in self.samples:
+            self.samples[reason] = said
 
 
 @dataclass
@@ -93,6 +121,19 @@ class Series:
         return fit_ratings(self.outcomes, [b.name for b in self.stats.bots])
 
 
+def too_few(named: int, seats: int, example: str = "BOT") -> str:
+    """Why ``named`` bots cannot play a ``seats``-seat series ('' when they can): each seat takes a bot of its own
+    (one bot in every seat plays nobody, and its results, all against itself, rate nothing); self-play is the
+    same bot named once a seat (``example``: a bot to spell that with)."""
+    if named >= seats:
+        return ""
+    twice = " ".join(f"--bot {example}" for _ in range(seats))
+    return (
+        f"a match needs {seats} bots for its {seats} seats, and {named} {'was' if named == 1 else 'were'} named: "
+        f"add --bot options (to play a bot against itself, name it once a seat: {twice})"
+    )
+
+
 def play_series(
     rules: Rules,
     entries: Sequence[Entry],
@@ -104,15 +145,10 @@ def play_series(
     on_game: Callable[[int], None] | None = None,
 ) -> Series:
     """Play ``games`` games between ``entries`` (seated by :func:`scheduler.selfplay.seating`)."""
-    if not entries:
-        raise ValueError("name at least one bot")
+    if short := too_few(len(entries), rules.players, entries[0].label if entries else "BOT"):
+        raise ValueError(short)
     if games < 1:
         raise ValueError(f"play at least one game, not {games}")
-    if any(e.program for e in entries) and len(entries) < rules.players:
-        raise ValueError(
-            f"a gRPC program plays one seat of a game: name at least {rules.players} bots for {rules.players} "
-            f"seats (the same program twice is two bots: --bot a=grpc:CMD --bot b=grpc:CMD)"
-        )
     if len(seed) > SEED_CHARS:
         raise ValueError(f"a seed is at most {SEED_CHARS} characters, not {len(seed)}")
     control = control or TimeControl.of_rules(rules)
@@ -143,11 +179,10 @@ def play_series(
                 await play_games(programs)
                 programs.settle()
             finally:
-                for program in programs.programs:
-                    c = series.conduct[labels.index(program.name)]
-                    c.faults += len(program.faults)
+                for program in programs.programs:  # a crash of its, never a turn: the engine played those
+                    said = [f"its last words: {words}"] if (words := program.last_words()) else []
                     for reason in program.faults:
-                        c.reasons[reason] = c.reasons.get(reason, 0) + 1
+                        series.conduct[labels.index(program.name)].add_crash(reason, said)
 
     _run(play_all)
     series.stats.seconds = time.perf_counter() - started
@@ -215,9 +250,11 @@ async def _play_one(
         c.illegal += seen.illegal
         c.forfeits += seen.forfeit
         if seat is not None:
-            c.faults += len(seat.faults)
             for reason in seat.faults:
-                c.reasons[reason] = c.reasons.get(reason, 0) + 1
+                c.add_fault(reason, seat.quoted.get(reason, ()))
+        if isinstance(bot := bots[s], ProgramBot):
+            for why in bot.crashes:
+                c.add_crash(why.reason, why.quoted)
     series.outcomes.append(outcome_of(game_id, deal_seed, seated, driver.match, luck=False))
     return driver, seated
 

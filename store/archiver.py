@@ -84,7 +84,7 @@ class Archiver:
         self.checkpoint("read")
         written = write_dataset(tmp, league_id, self.finished(league_id), self.checkpoint)["rows"]["matches"]
         self.checkpoint("written")
-        _put_in_place(tmp, folder)  # a complete archive from a run that crashed before the mark is replaced
+        put_in_place(tmp, folder)  # a complete archive from a run that crashed before the mark is replaced
         fsync(self.root)
         self.checkpoint("renamed")
         archived = ArchivedLeague(folder)
@@ -138,7 +138,7 @@ class Archiver:
         tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         manifest = write_dataset(tmp, league_id, self.finished(league_id, released_only=True), self.checkpoint)
-        _put_in_place(tmp, out)
+        put_in_place(tmp, out)
         return manifest
 
     def _delete_records(self, league_id: str, archived: ArchivedLeague) -> int:
@@ -175,7 +175,7 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
 
 
-def _put_in_place(tmp: Path, dest: Path) -> None:
+def put_in_place(tmp: Path, dest: Path) -> None:
     """Rename the finished folder ``tmp`` to ``dest``, replacing what is there (moved aside first, then removed)."""
     if dest.exists():
         old = dest.parent / f".{dest.name}.old-{os.getpid()}"

@@ -155,8 +155,14 @@ def api_page() -> FileResponse:
 
 
 @api.get("/leagues", tags=["leagues"], summary="Every league with its progress")
-def api_leagues(reads: ReadsDep) -> JSONResponse:
-    return JSONResponse(queries.leagues(reads))
+def api_leagues(
+    reads: ReadsDep,
+    preflights: Annotated[
+        bool,
+        Query(description="Also the preflight leagues that check a hosted version before it plays rated games."),
+    ] = False,
+) -> JSONResponse:
+    return JSONResponse(queries.leagues(reads, preflights))
 
 
 @api.get("/leagues/{league_id}", tags=["leagues"], summary="A league: rules, format, bots, live progress")

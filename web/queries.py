@@ -52,10 +52,14 @@ class Reads:
         return [redacted(row, holds.get(row["match_id"])) for row in self.results.match_rows(league_id, ids)]
 
 
-def leagues(reads: Reads) -> list[dict[str, Any]]:
+def leagues(reads: Reads, preflights: bool = False) -> list[dict[str, Any]]:
+    """Every league with its progress; a hosted version's preflight league (``preflight``: the version it checks)
+    only if ``preflights`` (each is on its version's page, and at its own address)."""
     out = []
     for lid in reads.leagues.league_ids():
         league = reads.leagues.load(lid)
+        if league.preflight and not preflights:
+            continue
         st = reads.leagues.status(lid)
         out.append(
             {
@@ -68,6 +72,7 @@ def leagues(reads: Reads) -> list[dict[str, Any]]:
                 "total": st.total,
                 "done": st.done,
                 "failed": st.failed,
+                "preflight": league.preflight or None,
             }
         )
     return out

@@ -54,12 +54,8 @@ class BridgeError(BotFault):
     Its text (``str``) is for a log and may quote the program. Kept apart: ``reason``, what went wrong in
     the arena's own words only (what anyone may be shown), and ``quoted``, the program's own words the
     error is about (the answer it wrote), for its owner; its last error lines are the caller's to keep
-    (:attr:`hosting.programs.child.ChildProgram.stderr_tail`).
+    (:attr:`hosting.programs.child.ChildProgram.stderr_tail`, or a crash's :attr:`ProgramBot.crashes`).
     """
-
-    def __init__(self, message: str, reason: str | None = None, quoted: Sequence[str] = ()) -> None:
-        super().__init__(message, reason)
-        self.quoted = list(quoted)
 
 
 def _cards(mask: int) -> list[str]:
@@ -160,6 +156,10 @@ class ProgramBot(Bot):
         """Turns that timed out whose answers are still to come: the next lines are theirs, and are skipped."""
         self.over = False
         """The game has ended: no program is started for it any more."""
+        self.crashes: list[ChildError] = []
+        """Why each run of its program that ended before the game did ended (its ``quoted``: its last error
+        lines), found on the turn it ended or on the next one; each run once."""
+        self._ended: list[ChildProgram] = []
         self._lock = threading.Lock()
         """One turn at a time (:meth:`end_match` never takes it: a turn may be waiting on its program)."""
 
@@ -176,6 +176,7 @@ class ProgramBot(Bot):
             return program
         if program is not None:  # it has ended: release its run (a sandbox's cgroup) now
             why = program.failure()
+            self._crashed(program, why)
             program.stop(grace=0)
             self.program = None
             if self.starts > RESTARTS:
@@ -224,7 +225,15 @@ class ProgramBot(Bot):
                     if line:
                         return parse_answer(line, observation.legal_plays)
             except ChildError as exc:
-                raise BridgeError(str(exc), exc.reason) from None
+                if exc.ended and self.program is not None:
+                    self._crashed(self.program, exc)
+                raise BridgeError(str(exc), exc.reason) from None  # its last error lines: the crash's, kept above
+
+    def _crashed(self, program: ChildProgram, why: ChildError) -> None:
+        """Keep why ``program`` ended mid-game, once a run (its turn and the next one may both find it ended)."""
+        if not any(p is program for p in self._ended):
+            self._ended.append(program)
+            self.crashes.append(why)
 
     def end_match(self, result: Mapping[str, Any]) -> None:
         """Tell the program the result, close its input, and let it go (killed if it lingers, or if it

@@ -89,10 +89,16 @@ class ChildError(RuntimeError):
     arena's own words only (how it ended, the sandbox's reason): what may be shown to anyone.
     """
 
-    def __init__(self, message: str, reason: str | None = None) -> None:
+    def __init__(
+        self, message: str, reason: str | None = None, quoted: Sequence[str] = (), ended: bool = False
+    ) -> None:
         super().__init__(message)
         self.reason = message if reason is None else reason
         """Why, in the arena's own words (the whole message when it quotes nothing of the program's)."""
+        self.quoted = list(quoted)
+        """The program's own words the error is about (its last error lines), raw: made printable before shown."""
+        self.ended = ended
+        """The program has ended (exited, was killed, closed its output): not a refusal of one line."""
 
 
 def check_runnable(program: str, cwd: str | Path | None = None) -> None:
@@ -293,7 +299,8 @@ class ChildProgram:
         if more := self.launcher.explain(status):
             why += f" ({more})"
         tail = " | ".join(self.stderr_tail)
-        return ChildError(f"{self.argv[0]}: {why}" + (f"; its last error output: {tail}" if tail else ""), why)
+        said = f"its last error output: {tail}" if tail else ""
+        return ChildError(f"{self.argv[0]}: {why}" + (f"; {said}" if said else ""), why, [said] if said else [], True)
 
     def stop(self, grace: float = 1.0) -> None:
         """Close its input (the polite way to say: done), kill it if it has not exited after ``grace`` s,

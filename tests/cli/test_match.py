@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,6 +115,52 @@ def test_a_crashing_program_is_restarted_and_said_at_the_end(tmp_path: Path) -> 
     assert any("exited with status 3" in reason or "status 3" in reason for reason in conduct["reasons"])
 
 
+GARBAGE = r"""
+import sys
+for line in sys.stdin:
+    if '"turn"' in line:
+        print("I think \x1b[31mAH\x1b[0m is best", flush=True)
+"""
+
+ONE_ANSWER = r"""
+import json, sys
+for line in sys.stdin:
+    if json.loads(line)["type"] == "turn":
+        print(json.dumps({"play": 0}), flush=True)
+        sys.exit(0)  # one answer a run: found ended at its next turn
+"""
+
+
+def test_a_fault_summary_shows_what_the_bot_printed_and_counts_crashes_as_crashes(tmp_path: Path) -> None:
+    (tmp_path / "garbage.py").write_text(GARBAGE)
+    (tmp_path / "crash.py").write_text(CRASHER)
+    (tmp_path / "once.py").write_text(ONE_ANSWER)
+    args = ("--bot", "greedy", "-g", "2", "--no-records")
+    text = tablanette("match", "--bot", "python3 garbage.py", *args, cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "\x1b" not in text.stdout + text.stderr and "the answer was not JSON" in text.stdout
+    shown = r"the answer was not JSON; the first time, its answer: 'I think \x1b[31mAH\x1b[0m is best'"
+    assert shown in text.stdout, text.stdout  # what it printed, shown as text: its escapes are not obeyed
+    garbage = played(tablanette("match", "--bot", "python3 garbage.py", *args, "--json", cwd=tmp_path))["garbage"]
+    assert garbage["conduct"]["crashes"] == 0 and garbage["conduct"]["faults"] == garbage["conduct"]["moves"]
+    assert garbage["conduct"]["samples"] == {
+        "the answer was not JSON": r"its answer: 'I think \x1b[31mAH\x1b[0m is best'"
+    }
+
+    crash = played(tablanette("match", "--bot", "python3 crash.py", *args, "--json", cwd=tmp_path))["crash"]
+    conduct = crash["conduct"]
+    assert conduct["crashes"] == 6 and conduct["crashed"] == {"it exited with status 3": 6}  # 3 runs a game
+    assert "crashing on purpose" in conduct["samples"]["it exited with status 3"]
+    assert "\x1b" not in json.dumps(conduct, ensure_ascii=False) and "owned" not in json.dumps(conduct)
+    text = tablanette("match", "--bot", "python3 crash.py", *args, cwd=tmp_path)
+    said = text.stdout
+    assert "crash: crashed 6 times" in said and "crashed 6 × it exited with status 3" in said, said
+    assert "its last error output: crashing on purpose" in said and "\x1b" not in said and "\x07" not in said
+
+    once = played(tablanette("match", "--bot", "python3 once.py", *args, "--json", cwd=tmp_path))["once"]
+    assert once["conduct"]["crashes"] == 6 and once["conduct"]["crashed"] == {"it exited with status 0": 6}
+
+
 GRPC_CRASHER = r"""
 import os, sys
 from bots import Bot
@@ -175,11 +222,13 @@ def test_a_grpc_program_that_dies_is_started_again_and_said(tmp_path: Path) -> N
         env=env,
     )
     conduct = played(result)["crasher"]["conduct"]
-    assert conduct["faults"] == 2  # dead in each game: started again before the second, found dead after it
-    assert conduct["reasons"] == {
+    assert conduct["crashes"] == 2  # dead in each game: started again before the second, found dead after it
+    assert conduct["crashed"] == {
         "its program exited with status 5; it was started again": 1,
         "its program exited with status 5": 1,
     }
+    assert conduct["faults"] == 0 and conduct["forfeits"] == 2  # gone past its grace period: each game forfeited
+    assert "crashing on purpose" in conduct["samples"]["its program exited with status 5"]
     text = tablanette(
         "match",
         "--bot",
@@ -206,11 +255,11 @@ def test_a_grpc_program_that_never_connects_is_a_clear_error(tmp_path: Path) -> 
 
 
 def test_a_grpc_program_gets_one_seat_a_game_and_leaves_nothing_running() -> None:
-    """One program answers one seat: with fewer bots than seats it would see two hands, so that is refused.
+    """One program answers one seat: fewer bots than seats is refused (a program would see two hands).
     A program's whole process group goes at the end (a wrapper's children too)."""
     refused = tablanette("match", "--bot", "grpc:node bots/node/bot.js", "--bot", "greedy", "-n", "3", "-g", "1")
     assert refused.returncode == 2
-    assert "a gRPC program plays one seat of a game: name at least 3 bots" in " ".join(refused.stderr.split())
+    assert "a match needs 3 bots for its 3 seats, and 2 were named" in " ".join(refused.stderr.split())
     marker = "sleep 313"  # started by the wrapper, in the program's process group
     wrapped = f"wrapped=grpc:sh -c '{marker} & exec node bots/node/bot.js'"
     result = tablanette("match", "--bot", wrapped, "--bot", "greedy", "-g", "2", "--json", "--no-records")
@@ -309,3 +358,76 @@ def test_replay_of_what_is_not_there_is_a_clear_error(
     result = tablanette("replay", str(file), *args)
     assert result.returncode == 2
     assert said in " ".join(result.stderr.split()), result.stderr
+
+
+MINE = """
+from bots import Bot
+
+
+class Mine(Bot):
+    name = "mine"
+
+    def choose(self, obs):
+        return obs.legal_plays[0]
+"""
+
+
+def doc_block(marker: str, language: str) -> str:
+    """The code block of docs/records.md that follows ``<!-- marker -->``."""
+    found = re.search(rf"<!-- {marker} -->\s*```{language}\n(.*?)```", (ROOT / "docs/records.md").read_text(), re.S)
+    assert found, f"docs/records.md has no {language} block after <!-- {marker} -->"
+    return found.group(1)
+
+
+def test_match_records_become_the_parquet_dataset_with_no_arena_and_the_docs_recipes_read_it(tmp_path: Path) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    pd = pytest.importorskip("pandas")
+    from store.archive import SCHEMAS
+
+    documented = doc_block("local-export", "bash").splitlines()
+    export = next(line.split("#")[0].split() for line in documented if "records export" in line)
+    mine = tmp_path / "mine.py"
+    mine.write_text(MINE)
+    assert tablanette("match", "--bot", "mine.py", "--bot", "strong", "-g", "6", cwd=tmp_path).returncode == 0
+    done = tablanette(*export[1:], cwd=tmp_path)  # as documented, with Redis unreachable
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "records" / "match-records"
+    assert "6 game(s)" in done.stdout and str(Path("records") / "match-records") in done.stdout, done.stdout
+    for table in ("matches", "deals", "plays"):
+        frame = pd.read_parquet(folder / f"{table}.parquet")
+        assert list(frame.columns) == SCHEMAS[table].names and set(frame["league"]) == {"match-records"}
+    matches = pd.read_parquet(folder / "matches.parquet")
+    plays = pd.read_parquet(folder / "plays.parquet")
+    records = [record for _, record in read_records(tmp_path / "match-records.jsonl")]
+    assert list(matches["match_id"]) == [r["id"] for r in records] and list(matches["plan_index"]) == list(range(6))
+    assert int(matches["plays"].sum()) == len(plays) == sum(len(d["plays"]) for r in records for d in r["deals"])
+    assert plays["ms"].isna().all() and matches["elo"].isna().all()  # what only an arena knows
+
+    os.chdir(tmp_path)  # the documented recipes read 'records/*/...' from where they run
+    try:
+        rows = duckdb.sql(doc_block("dealer-query", "sql")).fetchall()
+        scope: dict[str, object] = {}
+        exec(doc_block("pandas-example", "python"), scope)
+    finally:
+        os.chdir(ROOT)
+    deals = pd.read_parquet(folder / "deals.parquet")
+    decided = deals[deals["winner_team"].notna()]
+    share = round(float((decided["winner_team"] == decided["dealer_team"]).mean()), 3)
+    assert rows == [("tablic", len(decided), pytest.approx(share))]
+    assert set(scope["per_bot"].index) == {"mine", "strong"}  # type: ignore[attr-defined]
+
+
+def test_a_record_file_that_is_not_records_exports_nothing_and_says_which_line(tmp_path: Path) -> None:
+    file = tmp_path / "games.jsonl"
+    assert tablanette("match", "-b", "greedy", "-b", "random", "-g", "2", "--records", str(file)).returncode == 0
+    good = file.read_text()
+    file.write_text(good + '{"format": "tablanette-record/1", "id": 7}\n')
+    out = tmp_path / "records"
+    bad = tablanette("records", "export", "--format", "parquet", "--out", str(out), str(file))
+    assert bad.returncode == 2 and "line 3" in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+    assert not (out / "games").exists()
+    file.write_text(good + good)
+    twice = tablanette("records", "export", "--format", "parquet", "--out", str(out), str(file))
+    assert twice.returncode == 2 and "a second record of game 'match/game-1'" in twice.stderr, twice.stderr
+    as_jsonl = tablanette("records", "export", "--out", str(out), str(file))
+    assert as_jsonl.returncode == 2 and "--format parquet" in as_jsonl.stderr

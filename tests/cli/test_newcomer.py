@@ -122,6 +122,33 @@ def test_add_bot_refuses_a_bot_nobody_registered(env: dict[str, str]) -> None:
     assert status["total"] == 0  # nothing was added
 
 
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The one line a refused command says (exit status 2, no traceback, nothing else)."""
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(said) == 1 and "Traceback" not in done.stderr + done.stdout, done.stderr
+    return said[0]
+
+
+def test_one_bot_is_a_one_line_error_for_a_match_and_for_a_league(env: dict[str, str], tmp_path: Path) -> None:
+    alone = one_line_error(run(env, "match", "--bot", "greedy", "--games", "2", "--no-records", cwd=tmp_path))
+    assert "2 bots for its 2 seats" in alone and "--bot greedy --bot greedy" in alone, alone
+    three = one_line_error(run(env, "match", "-b", "greedy", "-b", "random", "-n", "3", "--no-records", cwd=tmp_path))
+    assert "3 bots for its 3 seats" in three, three
+    itself = run(env, "match", "--bot", "greedy", "--bot", "greedy", "-g", "2", "--no-records", "--json", cwd=tmp_path)
+    assert itself.returncode == 0, itself.stderr
+    assert [b["name"] for b in json.loads(itself.stdout)["bots"]] == ["greedy#1", "greedy#2"]  # self-play
+
+    assert run(env, "bot", "add", "one-bot").returncode == 0
+    assert run(env, "league", "create", "solo").returncode == 0
+    added = run(env, "league", "add-bot", "solo", "one-bot")
+    assert added.returncode == 0 and "it needs at least 2 to start" in added.stdout, added.stdout
+    refused = one_line_error(run(env, "league", "start", "solo"))
+    assert "league solo has 1 bot (one-bot)" in refused and "at least 2" in refused, refused
+    assert "tablanette league add-bot solo" in refused, refused
+    status = json.loads(run(env, "league", "status", "solo", "--json").stdout)
+    assert status["status"] == "created" and status["total"] == 0  # nothing was started
+
+
 def test_bot_add_prints_only_the_token_on_standard_output(env: dict[str, str]) -> None:
     done = run(env, "bot", "add", "tokenbot")
     assert re.fullmatch(r"tbl_[\w-]{20,}\n", done.stdout), done.stdout
@@ -152,11 +179,47 @@ def test_up_into_a_pipe_that_closes_leaves_no_process_behind(env: dict[str, str]
     assert not survivors(str(tmp_path)), "processes left behind"
 
 
+def engine_line(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """The demo's "engine service on ..." line; then Ctrl-C (the demo stops everything it started)."""
+    demo = subprocess.Popen(
+        ["tablanette", "demo", "--workdir", str(cwd), "--web-port", "0", "--no-keep-serving", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo.stdout is not None
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and (line := demo.stdout.readline()):
+            lines.append(line)
+            if line.startswith("engine service on"):
+                return line
+        raise AssertionError("the demo never said where its engine listens:\n" + "".join(lines))
+    finally:
+        demo.send_signal(signal.SIGINT)
+        demo.communicate(timeout=60)
+
+
+def test_the_demo_listens_on_tablanette_port_or_its_port_option(env: dict[str, str], tmp_path: Path) -> None:
+    from_env, from_option = free_port(), free_port()
+    said = engine_line({**env, "TABLANETTE_PORT": str(from_env)}, tmp_path)
+    assert said.startswith(f"engine service on 127.0.0.1:{from_env};"), said
+    said = engine_line({**env, "TABLANETTE_PORT": str(from_env)}, tmp_path, "--port", str(from_option))
+    assert said.startswith(f"engine service on 127.0.0.1:{from_option};"), said
+    assert not survivors(str(tmp_path)), "the demo left processes behind"
+
+
 @pytest.mark.slow
 def test_the_demos_league_is_the_arenas_and_its_output_survives_a_pipe(env: dict[str, str], tmp_path: Path) -> None:
     demo = run(env, "demo", "--workdir", str(tmp_path), "--web-port", "0", "--no-keep-serving", timeout=600)
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "records exported" in demo.stdout and "re-verified" in demo.stdout
+    next_line = next(line for line in demo.stdout.splitlines() if line.startswith("Next:"))
+    assert "docs/jsonlines.md" in next_line and "tablanette match --bot" in next_line, next_line  # the fastest path
+    assert "margin: points a game over its opponents'" in demo.stdout and "form: the incremental Elo" in demo.stdout
     for bot in ("demo-strong", "demo-greedy", "demo-random"):
         assert re.search(rf"│\s*\d+\s*│[^│]*│ {bot}[\s(]", demo.stdout), (
             f"{bot} cut from the ladder in a pipe:\n{demo.stdout}"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fault_kit import FaultArena
+from fault_kit import FaultArena, wait_until
 
 pytestmark = pytest.mark.slow
 LEASE_S = 30  # the default TABLANETTE_LEASE_MS
@@ -45,11 +45,17 @@ def test_a_worker_paused_past_its_lease_never_plays_beside_the_new_runner(fa: Fa
     paused = fa.workers[worker.split("@")[0]]
     paused.send_signal(signal.SIGSTOP)
     at = time.time()
-    fa.recovery("worker paused past its lease (SIGSTOP)", at, [match_id])
+    fa.recovery("worker paused past its lease (SIGSTOP)", at, [match_id])  # another runner plays it meanwhile
     time.sleep(max(0.0, at + LEASE_S + 3 - time.time()))
+    committed = fa.arena.redis.hgetall(fa.keys.match(match_id))
+    assert committed[b"status"] == b"done" and int(committed[b"starts"]) >= 2, committed
     paused.send_signal(signal.SIGCONT)
+    # Resumed mid-match, it finds its lease gone and stops playing at once (the lease cancels the play):
+    # it neither plays on beside the runner that took the match over nor gets as far as a commit.
+    stopped = f"lost the lease of match {match_id} while playing it; leaving it to the new holder"
+    wait_until(lambda: stopped in paused.text(), 60, lambda: f"{worker} to stop playing {match_id}:\n{paused.tail()}")
     fa.check_clean()
-    assert "lost the lease" in paused.text() or fa.arena.redis.hget(fa.keys.match(match_id), "worker") != worker
+    assert fa.arena.redis.hgetall(fa.keys.match(match_id)) == committed  # nothing of the match changed after
 
 
 @pytest.mark.parametrize("delay", [1, 8])  # at once, and near the end of the grace period

@@ -158,4 +158,13 @@ def test_the_wire_form_and_the_in_process_view_agree() -> None:
 @pytest.mark.parametrize("games", [0, -1])
 def test_no_games_is_an_error(games: int) -> None:
     with pytest.raises(ValueError, match="at least one game"):
-        play_series(SHORT, [builtin("greedy")], games)
+        play_series(SHORT, [builtin("greedy"), builtin("random")], games)
+
+
+def test_fewer_bots_than_seats_is_an_error_that_says_how_to_play_a_bot_against_itself() -> None:
+    with pytest.raises(ValueError, match=r"2 bots for its 2 seats, and 1 was named: .*--bot greedy --bot greedy"):
+        play_series(SHORT, [builtin("greedy")], 2)
+    with pytest.raises(ValueError, match="3 bots for its 3 seats, and 2 were named"):
+        play_series(Rules.preset("tablic", players=3), [builtin("greedy"), builtin("random")], 1)
+    series = play_series(SHORT, [builtin("greedy"), builtin("greedy")], 2, "itself")  # self-play: once a seat
+    assert [b.name for b in series.stats.bots] == ["greedy#1", "greedy#2"] and series.stats.games == 2

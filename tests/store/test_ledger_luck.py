@@ -103,3 +103,5 @@ def test_a_league_fitted_on_skill_orders_its_ladder_by_skill(
     print_ladder(data)  # the command line's table: a skill and a luck column, the order explained
     out = capsys.readouterr().out
     assert "skill" in out and "ordered by skill" in out and f"{top['skill']:+.1f}" in out
+    flat = " ".join(out.split())  # the caption as a reader reads it, however the terminal wraps it
+    assert "margin: points a game over its opponents'" in flat and "form: the incremental Elo" in flat, out
