@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from records_recipes import doc_block, run_recipes
 
 from cli.local import CLI
 from engine_service.rules import read_records, verify_record
@@ -372,15 +372,8 @@ class Mine(Bot):
 """
 
 
-def doc_block(marker: str, language: str) -> str:
-    """The code block of docs/records.md that follows ``<!-- marker -->``."""
-    found = re.search(rf"<!-- {marker} -->\s*```{language}\n(.*?)```", (ROOT / "docs/records.md").read_text(), re.S)
-    assert found, f"docs/records.md has no {language} block after <!-- {marker} -->"
-    return found.group(1)
-
-
 def test_match_records_become_the_parquet_dataset_with_no_arena_and_the_docs_recipes_read_it(tmp_path: Path) -> None:
-    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb")
     pd = pytest.importorskip("pandas")
     from store.archive import SCHEMAS
 
@@ -403,13 +396,7 @@ def test_match_records_become_the_parquet_dataset_with_no_arena_and_the_docs_rec
     assert int(matches["plays"].sum()) == len(plays) == sum(len(d["plays"]) for r in records for d in r["deals"])
     assert plays["ms"].isna().all() and matches["elo"].isna().all()  # what only an arena knows
 
-    os.chdir(tmp_path)  # the documented recipes read 'records/*/...' from where they run
-    try:
-        rows = duckdb.sql(doc_block("dealer-query", "sql")).fetchall()
-        scope: dict[str, object] = {}
-        exec(doc_block("pandas-example", "python"), scope)
-    finally:
-        os.chdir(ROOT)
+    rows, scope = run_recipes(tmp_path)  # the recipes read records/*/... from where they run
     deals = pd.read_parquet(folder / "deals.parquet")
     decided = deals[deals["winner_team"].notna()]
     share = round(float((decided["winner_team"] == decided["dealer_team"]).mean()), 3)

@@ -21,6 +21,7 @@ import pytest
 import redis
 from arena_harness import REDIS_URL, clear_prefix, unique_prefix
 from fastapi.testclient import TestClient
+from records_recipes import run_recipes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import service_kit
@@ -215,18 +216,10 @@ def test_a_truncated_altered_or_newer_archive_is_refused_naming_the_file(arena: 
         ArchivedLeague(folder)
 
 
-def doc_block(marker: str, language: str) -> str:
-    """The code block after ``<!-- marker -->`` in docs/records.md (what the docs show is what runs)."""
-    text = (ROOT / "docs/records.md").read_text()
-    found = re.search(rf"<!-- {marker} -->\s*```{language}\n(.*?)```", text, re.S)
-    assert found, f"docs/records.md has no {language} block after <!-- {marker} -->"
-    return found.group(1)
-
-
 def test_the_parquet_export_loads_in_duckdb_and_pandas_and_answers_the_documented_question(
     arena: tuple[redis.Redis, str, Path],
 ) -> None:
-    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb")
     pd = pytest.importorskip("pandas")
     client, prefix, tmp = arena
     played_league(client, prefix, "spring", Rules.preset("tablic", target=61), BOTS[:3])
@@ -246,13 +239,7 @@ def test_the_parquet_export_loads_in_duckdb_and_pandas_and_answers_the_documente
         assert int(matches["plays"].sum()) == len(plays)
         assert plays["ms"].notna().all()
 
-    os.chdir(tmp)  # the documented query reads 'records/*/...' from where it runs
-    try:
-        rows = duckdb.sql(doc_block("dealer-query", "sql")).fetchall()
-        scope: dict[str, object] = {}
-        exec(doc_block("pandas-example", "python"), scope)
-    finally:
-        os.chdir(ROOT)
+    rows, scope = run_recipes(tmp)  # the recipes read records/*/... from where they run
     by_preset = {preset: (deals, share) for preset, deals, share in rows}
     assert set(by_preset) == {"pisti", "tablic"}
     deals = pd.read_parquet(out / "spring" / "deals.parquet")
