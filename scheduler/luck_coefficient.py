@@ -21,9 +21,10 @@ So the slope is estimated from the league's own outcomes:
 - **Shrinkage.** The league's slope is ``(Sxy + N0 s2) / (Sxx + N0 s2)``: the
   regression's sums with :data:`PRIOR_UNITS` units' worth of evidence (``s2``:
   the luck's centred square per unit) for the estimator's own scale, 1. Each
-  pairing's slope is shrunk to the league's the same way
-  (:data:`PAIRING_PRIOR_UNITS`): a pairing with few units takes the league's
-  slope, a league with few units takes 1, today's constant.
+  pairing's slope is shrunk the same way (:data:`PAIRING_PRIOR_UNITS`) to the
+  slope of the league's *other* pairings (its own units are not counted twice):
+  a pairing with few units takes the league's slope, a league with few units
+  takes 1, today's constant.
 - **Cross-fitting.** The units fall into :data:`FOLDS` folds (by a hash of the
   unit, so the answer does not depend on the order results arrived in); the
   slope applied to an outcome is estimated from the *other* folds only. An
@@ -83,14 +84,14 @@ class _Sums:
         self.xx += x * x
         self.yy += y * y
 
-    def plus(self, other: _Sums, sign: int = 1) -> _Sums:
+    def plus(self, other: _Sums) -> _Sums:
         return _Sums(
-            self.n + sign * other.n,
-            self.y + sign * other.y,
-            self.x + sign * other.x,
-            self.xy + sign * other.xy,
-            self.xx + sign * other.xx,
-            self.yy + sign * other.yy,
+            self.n + other.n,
+            self.y + other.y,
+            self.x + other.x,
+            self.xy + other.xy,
+            self.xx + other.xx,
+            self.yy + other.yy,
         )
 
     def sxy(self) -> float:
@@ -205,9 +206,13 @@ def _slopes(
     if prior is not None or s2 <= 0.0:
         league = 1.0 if prior is None else prior
         return league, dict.fromkeys(units, league)
-    league = (sum(sxy.values()) + PRIOR_UNITS * s2) / (total_xx + PRIOR_UNITS * s2)
-    weight = PAIRING_PRIOR_UNITS * s2
-    return league, {p: (sxy[p] + weight * league) / (sxx[p] + weight) for p in units}
+    total_xy, prior_xy = sum(sxy.values()), PRIOR_UNITS * s2
+    league = (total_xy + prior_xy) / (total_xx + prior_xy)
+    weight, out = PAIRING_PRIOR_UNITS * s2, {}
+    for p in units:  # each pairing towards the others' slope (its own units are not counted twice)
+        others = (total_xy - sxy[p] + prior_xy) / (total_xx - sxx[p] + prior_xy)
+        out[p] = (sxy[p] + weight * others) / (sxx[p] + weight)
+    return league, out
 
 
 def luck_coefficient(outcomes: Sequence[Outcome], folds: int = FOLDS, fixed: float | None = None) -> LuckCoefficient:
@@ -223,7 +228,7 @@ def luck_coefficient(outcomes: Sequence[Outcome], folds: int = FOLDS, fixed: flo
     counts = {p: sum(len(u) for u in by_fold) for p, by_fold in data.units.items()}
     crossed: list[dict[Pairing, float]] = []
     for k in range(folds):  # each fold's slopes, from the others
-        train = {key: whole[key].plus(sums[k], -1) for key, sums in per_fold.items()}
+        train = {key: _total([s for j, s in enumerate(sums) if j != k]) for key, sums in per_fold.items()}
         left = {p: counts[p] - len(by_fold[k]) for p, by_fold in data.units.items()}
         crossed.append(_slopes(train, left, fixed)[1])
     betas = tuple(None if at is None else crossed[at[1]][at[0]] for at in data.of_outcome)
