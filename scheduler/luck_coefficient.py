@@ -164,11 +164,13 @@ Key = tuple[Pairing, tuple[str, ...]]
 
 @dataclass
 class _Rows:
-    """Per (pairing, unit, team), the summed margin and luck; which units each pairing and fold holds."""
+    """Per (pairing, unit, team), the summed margin and luck; which units each pairing and fold holds; each
+    unit's fold."""
 
     rows: dict[tuple[Pairing, str, tuple[str, ...]], list[float]] = field(default_factory=dict)
     units: dict[Pairing, list[set[str]]] = field(default_factory=dict)
     of_outcome: list[tuple[Pairing, int] | None] = field(default_factory=list)
+    fold: dict[str, int] = field(default_factory=dict)
 
 
 def _collect(outcomes: Sequence[Outcome], folds: int) -> _Rows:
@@ -180,8 +182,12 @@ def _collect(outcomes: Sequence[Outcome], folds: int) -> _Rows:
         if len(o.luck) != len(o.teams):
             raise ValueError(f"outcome {o.match_id}: luck for {len(o.luck)} teams, it has {len(o.teams)}")
         pairing = tuple(sorted(o.teams))
-        fold = fold_of(o.unit, folds)
-        out.units.setdefault(pairing, [set() for _ in range(folds)])[fold].add(o.unit)
+        fold = out.fold.get(o.unit)
+        if fold is None:
+            fold = out.fold[o.unit] = fold_of(o.unit, folds)
+        if pairing not in out.units:
+            out.units[pairing] = [set() for _ in range(folds)]
+        out.units[pairing][fold].add(o.unit)
         out.of_outcome.append((pairing, fold))
         for team, y, x in zip(o.teams, team_margins(o), o.luck, strict=True):
             row = out.rows.setdefault((pairing, o.unit, team), [0.0, 0.0])
@@ -223,7 +229,7 @@ def luck_coefficient(outcomes: Sequence[Outcome], folds: int = FOLDS, fixed: flo
     data = _collect(outcomes, folds)
     per_fold: dict[Key, list[_Sums]] = defaultdict(lambda: [_Sums() for _ in range(folds)])
     for (pairing, unit, team), (y, x) in data.rows.items():
-        per_fold[(pairing, team)][fold_of(unit, folds)].add(y, x)
+        per_fold[(pairing, team)][data.fold[unit]].add(y, x)
     whole = {key: _total(sums) for key, sums in per_fold.items()}
     counts = {p: sum(len(u) for u in by_fold) for p, by_fold in data.units.items()}
     crossed: list[dict[Pairing, float]] = []
@@ -233,7 +239,7 @@ def luck_coefficient(outcomes: Sequence[Outcome], folds: int = FOLDS, fixed: flo
         crossed.append(_slopes(train, left, fixed)[1])
     betas = tuple(None if at is None else crossed[at[1]][at[0]] for at in data.of_outcome)
     league, by_pairing = _slopes(whole, counts, fixed)
-    squares = _squares(data, crossed, folds)
+    squares = _squares(data, crossed)
     pairings = tuple(PairingLuck(p, counts[p], by_pairing[p], *_ratio([squares[p]])) for p in sorted(data.units))
     overall = _ratio(list(squares.values()))
     return LuckCoefficient(betas, league, sum(counts.values()), *overall, pairings, folds)
@@ -250,13 +256,13 @@ Squares = tuple[float, float, float]
 """Centred sums of squares: raw, adjusted by the cross-fitted slopes, adjusted with the whole luck."""
 
 
-def _squares(data: _Rows, crossed: list[dict[Pairing, float]], folds: int) -> dict[Pairing, Squares]:
+def _squares(data: _Rows, crossed: list[dict[Pairing, float]]) -> dict[Pairing, Squares]:
     """Per pairing, the centred sums of squares of its rows (each team's rows centred on their own mean)."""
     raw: dict[Key, _Sums] = defaultdict(_Sums)
     adjusted: dict[Key, _Sums] = defaultdict(_Sums)
     at_one: dict[Key, _Sums] = defaultdict(_Sums)
     for (pairing, unit, team), (y, x) in data.rows.items():
-        b = crossed[fold_of(unit, folds)][pairing]
+        b = crossed[data.fold[unit]][pairing]
         raw[(pairing, team)].add(y, 0.0)
         adjusted[(pairing, team)].add(y - b * x, 0.0)
         at_one[(pairing, team)].add(y - x, 0.0)
