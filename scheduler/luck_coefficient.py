@@ -56,9 +56,9 @@ from scheduler.outcomes import Outcome
 
 FOLDS = 5
 """Folds of the cross-fitting: each outcome's slope comes from the units of the other four."""
-PRIOR_UNITS = 10.0
+PRIOR_UNITS = 5.0
 """Units of evidence the league's slope starts with for 1 (the luck estimator's own scale)."""
-PAIRING_PRIOR_UNITS = 10.0
+PAIRING_PRIOR_UNITS = 5.0
 """Units of evidence a pairing's slope starts with for the league's."""
 
 Pairing = tuple[tuple[str, ...], ...]
