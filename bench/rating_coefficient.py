@@ -17,7 +17,7 @@ pair) and in tablanette-1939, with every game's luck as the worker computes it
   fitted in sample: a floor, not an estimate);
 - the mean margin of the first bot, raw and adjusted, and their difference
   (the correction's mean: zero for an unbiased correction), and whether the
-  raw mean lies within the adjusted mean's interval;
+  adjusted mean lies within the raw mean's interval;
 
 each with a 95% percentile-bootstrap interval (the units resampled, the
 coefficients each outcome was given kept). Targets: ratio <= 1.0 on the pairs
@@ -177,7 +177,7 @@ def report(c: Config, deals: str, outcomes: list[Outcome]) -> list[str]:
     def interval(k: int, digits: int) -> str:
         return f"{stat[k]:.{digits}f} [{bounds[k][0]:.{digits}f}, {bounds[k][1]:.{digits}f}]"
 
-    inside = bounds[4][0] <= stat[3] <= bounds[4][1]
+    inside = bounds[3][0] <= stat[4] <= bounds[3][1]
     zero = bounds[5][0] <= 0.0 <= bounds[5][1]
     return [
         f"  {deals}: {len(outcomes)} games, {len(u.y)} units; coefficient {lc.beta:.3f} "
@@ -187,8 +187,8 @@ def report(c: Config, deals: str, outcomes: list[Outcome]) -> list[str]:
         f"{verdict(bounds[1][0], bounds[1][1], target)}",
         f"    (the best single coefficient in sample:    {interval(2, 3)})",
         f"    {c.a}'s mean margin a game: raw {interval(3, 2)}, adjusted {interval(4, 2)}",
-        f"    adjusted - raw {interval(5, 2)}: interval holds 0 {'yes' if zero else 'NO'}; "
-        f"the raw mean within the adjusted mean's interval {'yes' if inside else 'NO'}",
+        f"    adjusted mean within the raw mean's interval: {'yes' if inside else 'NO'}; "
+        f"adjusted - raw {interval(5, 2)}, holds 0: {'yes' if zero else 'NO'}",
     ]
 
 
