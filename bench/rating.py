@@ -39,7 +39,7 @@ at two and three seats and in tablanette-1939, N games each on independent deals
 (and ``--mirrored-units M`` mirrored units each); for each, the variance of
 margins adjusted/raw with the whole luck and with the coefficient the skill fit
 fits (cross-fitted, shrunk towards 1), and the mean margin raw and adjusted, all
-with 95% intervals. ``--coefficient 150`` takes about 4 minutes on 2 cores;
+with 95% intervals. ``--coefficient 150`` takes about 2 minutes on 2 cores;
 ``--strong strong`` plays the full-strength bot (about 8 times slower) instead of
 ``strong:samples=2``, ``--only TEXT`` only the configurations whose title holds TEXT.
 
