@@ -33,8 +33,18 @@ games best. The default run ends with it (150 units; 40 with ``--quick``); the
 intervals of 150 units are wide, and 1,000 (about 9 minutes on 2 cores) narrow
 them to about +-0.05.
 
-Run: ``python bench/rating.py [--runs N] [--quick] [--json]``, ``python bench/rating.py --intervals 12``
-or ``python bench/rating.py --luck 1000``.
+``--coefficient N`` plays only the luck coefficient section (bench/rating_coefficient.py):
+pairs far apart (greedy and strong against random) and the close pair, in tablic
+at two and three seats and in tablanette-1939, N games each on independent deals
+(and ``--mirrored-units M`` mirrored units each); for each, the variance of
+margins adjusted/raw with the whole luck and with the coefficient the skill fit
+fits (cross-fitted, shrunk towards 1), and the mean margin raw and adjusted, all
+with 95% intervals. ``--coefficient 150`` takes about 2 minutes on 2 cores;
+``--strong strong`` plays the full-strength bot (about 8 times slower) instead of
+``strong:samples=2``, ``--only TEXT`` only the configurations whose title holds TEXT.
+
+Run: ``python bench/rating.py [--runs N] [--quick] [--json]``, ``python bench/rating.py --intervals 12``,
+``python bench/rating.py --luck 1000`` or ``python bench/rating.py --coefficient 150``.
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.rating_coefficient import coefficient_section
 from bench.rating_luck import luck_section
 from engine_service.rules import Rules
 from scheduler.offline import play_planned
@@ -162,7 +173,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--intervals", type=int, default=0, help="play N 16-games-per-pair leagues (see above)")
     parser.add_argument("--luck", type=int, default=0, help="play only the luck section with N mirrored units")
+    parser.add_argument("--coefficient", type=int, default=0, help="play only the luck coefficient section, N games")
+    parser.add_argument("--mirrored-units", type=int, default=0, help="with --coefficient: mirrored units too")
+    parser.add_argument("--strong", default="strong:samples=2", help="with --coefficient: the strong bot's spec")
+    parser.add_argument("--only", default="", help="with --coefficient: the configurations whose title holds this")
     args = parser.parse_args()
+    if args.coefficient:
+        print("\n".join(coefficient_section(args.coefficient, args.mirrored_units, args.strong, args.only)))
+        return
     if args.luck:
         print("\n".join(luck_section(args.luck)))
         return

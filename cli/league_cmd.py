@@ -14,7 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from scheduler.fair_play import PUBLIC_SEED, deals_report, report_lines
+from scheduler.ladder import fitted
 from scheduler.league import Feeder, fewest_bots, too_few_bots
+from scheduler.luck_coefficient import summary_line
 from store import printable
 from store.audit import AuditLog
 from store.client import connect
@@ -301,14 +303,18 @@ def status(name: str, as_json: JsonOpt = False) -> None:
         league = None
     fit = league.fitted_on if league else None
     deals = deals_report(st, results(), league) if league else None
+    luck = fitted(results(), league).get("luck_correction") if league else None
     if as_json:
-        print(json.dumps({**s.to_json(), "fit": fit, "deals": deals, "troubles": troubles, "planner": note}))
+        extra = {"fit": fit, "deals": deals, "luck_correction": luck}
+        print(json.dumps({**s.to_json(), **extra, "troubles": troubles, "planner": note}))
         return
     console.print(progress_line(s), highlight=False)
     if fit:
         console.print(f"ladder fitted on: {fit}", highlight=False)
     for line in report_lines(deals) if deals else []:
         console.print(printable.line(line), highlight=False)
+    if summary_line(luck):
+        console.print(summary_line(luck), highlight=False)
     if note:
         console.print(_note_line(note), highlight=False)
     if troubles:

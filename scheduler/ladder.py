@@ -5,7 +5,9 @@ interval, provisional mark, point margin, settled groups) with each bot's
 counts (games, W/D/L, conduct) and its incremental Elo, kept as a *form* trend:
 it moves with the order results arrive in, which is why it is not the rating.
 A league fitted on skill (``League.fitted_on``) is ordered by :mod:`scheduler.skill`
-instead, the win/loss rating kept in each row.
+instead, the win/loss rating kept in each row. Every league's ladder also says how
+much of the cards' luck the skill fit takes out and what spread that leaves
+(``luck_correction``: :mod:`scheduler.luck_coefficient`).
 
 Fitting takes from milliseconds (a few bots) to a couple of seconds (forty bots
 with profile-likelihood intervals), so the fitted ladder is cached in Redis
@@ -18,6 +20,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from scheduler.luck_coefficient import luck_coefficient
 from scheduler.ratings import Fit, Outcome, fit_ratings
 from scheduler.skill import SkillFit, fit_skill
 from store.leagues import League
@@ -39,7 +42,8 @@ def fit_league(results: LeagueResults, league: League, outcomes: list[Outcome] |
 def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY) -> dict[str, Any]:
     """The league's fitted ladder (JSON), from the cache when it is current or young enough.
 
-    A league fitted on skill also has ``skill``: :func:`scheduler.skill.fit_skill`'s JSON.
+    A league fitted on skill also has ``skill``: :func:`scheduler.skill.fit_skill`'s JSON. Every league has
+    ``luck_correction``: the luck coefficient and the variance ratio (the skill fit's, or as it would be).
     """
     count = results.outcome_count(league.league_id)
     cached = results.cached(league.league_id, "fit")
@@ -50,6 +54,9 @@ def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY)
     data = {"results": count, "computed_at": time.time(), **fit_league(results, league, outcomes).to_json()}
     if league.fitted_on == "skill":
         data["skill"] = fit_skill(outcomes, league.bots, threshold=league.confidence).to_json()
+        data["luck_correction"] = data["skill"]["luck_correction"]
+    else:
+        data["luck_correction"] = luck_coefficient(outcomes).to_json()
     results.cache(league.league_id, "fit", data)
     return data
 
@@ -100,7 +107,8 @@ def ladder(results: LeagueResults, league: League, limit: int | None = None, off
     """The fitted ladder, best first: rating, interval, provisional, margin, counts, and form (Elo).
 
     A league fitted on skill is ordered (and grouped) by skill: each row adds ``skill``, its
-    ``skill_interval`` and mean ``luck`` (points a match), beside the win/loss rating.
+    ``skill_interval`` and mean ``luck`` (points a match), beside the win/loss rating. ``luck_correction``
+    is the luck coefficient and the variance it leaves (None in a ladder cached before it was kept).
 
     ``limit`` and ``offset`` page through it (ranks stay the whole ladder's); ``total`` is every bot.
     """
@@ -125,6 +133,7 @@ def ladder(results: LeagueResults, league: League, limit: int | None = None, off
         "results": fit["results"],
         "threshold": fit["threshold"],
         "model": fit["model"],
+        "luck_correction": fit.get("luck_correction"),
         "total": len(order["ratings"]),
         "offset": offset,
         "rows": rows,

@@ -1,8 +1,12 @@
 """The ladder fitted on skill: point margins with the cards' luck taken out, in points per match.
 
 A finished match gives each team a **skill margin**: its point margin (its points
-minus the mean of the other teams') minus its luck (:mod:`engine_service.rules.luck`,
-stored with the outcome). The model is a Gaussian paired comparison fitted by least
+minus the mean of the other teams') minus ``b`` times its luck
+(:mod:`engine_service.rules.luck`, stored with the outcome), where the coefficient
+``b`` is fitted on the league's own outcomes, cross-fitted so that it stays
+unbiased, and shrunk towards 1 when they are few (:mod:`scheduler.luck_coefficient`:
+the luck term as a control variate, which never adds spread beyond noise).
+The model is a Gaussian paired comparison fitted by least
 squares: each bot has a skill ``s``, a team's is the sum of its members', and
 
     skill margin of team t  ~  s(t) - mean of s(other teams)
@@ -47,6 +51,7 @@ import numpy as np
 from scipy import sparse
 from scipy.stats import t as student_t
 
+from scheduler.luck_coefficient import LuckCoefficient, luck_coefficient
 from scheduler.outcomes import Outcome
 
 MISSING = ("raw", "skip")
@@ -91,6 +96,8 @@ class SkillFit:
     index: dict[str, int] = field(default_factory=dict)
     theta: np.ndarray = field(default_factory=lambda: np.zeros(0))
     cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    luck_correction: LuckCoefficient | None = None
+    """The coefficient each match's luck was taken out with, and the variance it left."""
 
     def los(self, a: str, b: str) -> float:
         """Likelihood that ``a`` has more skill than ``b`` (0.5 if either has no interval)."""
@@ -125,10 +132,11 @@ class SkillFit:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "model": "Gaussian paired comparison on skill margins (raw minus luck), points per match; "
-            "mirrored pairs as clusters",
+            "model": "Gaussian paired comparison on skill margins (raw minus the fitted coefficient times luck), "
+            "points per match; mirrored pairs as clusters",
             "threshold": self.threshold,
             "without_luck": self.without_luck,
+            "luck_correction": None if self.luck_correction is None else self.luck_correction.to_json(),
             "missing": self.missing,
             "ratings": [r.to_json() for r in self.ratings],
             "groups": self.groups(),
@@ -137,12 +145,21 @@ class SkillFit:
 
 
 def fit_skill(
-    outcomes: Iterable[Outcome], bots: Sequence[str] = (), threshold: float = 0.975, missing: str = "raw"
+    outcomes: Iterable[Outcome],
+    bots: Sequence[str] = (),
+    threshold: float = 0.975,
+    missing: str = "raw",
+    luck_beta: float | None = None,
 ) -> SkillFit:
-    """Fit every bot's skill from all outcomes (order does not matter); ``bots`` adds those not yet played."""
+    """Fit every bot's skill from all outcomes (order does not matter); ``bots`` adds those not yet played.
+
+    ``luck_beta``: take each match's luck out with this coefficient (1: whole, as the estimator gives it)
+    instead of the one fitted on the outcomes (:mod:`scheduler.luck_coefficient`)."""
     if missing not in MISSING:
         raise ValueError(f"missing must be one of {', '.join(MISSING)}, not {missing!r}")
-    rows, without = _rows(outcomes, missing)
+    outcomes = list(outcomes)
+    correction = luck_coefficient(outcomes, fixed=luck_beta)
+    rows, without = _rows(outcomes, missing, correction.betas)
     names = sorted({b for (_, team, others, _), _lk in rows for b in (*team, *others)})
     index = {b: i for i, b in enumerate(names)}
     theta, cov, dof = _least_squares(rows, index)
@@ -158,18 +175,21 @@ def fit_skill(
         if b not in index:
             ratings.append(SkillRating(b, 0.0, -math.inf, math.inf, 0, True, 0.0))
     ratings.sort(key=lambda r: (-r.skill, r.bot))
-    return SkillFit(ratings, threshold, without, missing, dof, index, theta, cov)
+    return SkillFit(ratings, threshold, without, missing, dof, index, theta, cov, correction)
 
 
 Row = tuple[str, tuple[str, ...], tuple[str, ...], float]
 """unit, the team's bots, the other teams' bots, the team's margin (skill, or raw when it has no luck)."""
 
 
-def _rows(outcomes: Iterable[Outcome], missing: str) -> tuple[list[tuple[Row, float | None]], int]:
-    """One row per team of every outcome (with the team's luck, None when unknown); matches without luck."""
+def _rows(
+    outcomes: Sequence[Outcome], missing: str, betas: Sequence[float | None]
+) -> tuple[list[tuple[Row, float | None]], int]:
+    """One row per team of every outcome (with the team's luck, None when unknown), its margin less ``betas[i]``
+    times its luck; the matches without luck."""
     rows: list[tuple[Row, float | None]] = []
     without = 0
-    for o in outcomes:
+    for o, beta in zip(outcomes, betas, strict=True):
         if o.luck is not None and len(o.luck) != len(o.teams):
             raise ValueError(f"outcome {o.match_id}: luck for {len(o.luck)} teams, it has {len(o.teams)}")
         if o.luck is None:
@@ -181,7 +201,7 @@ def _rows(outcomes: Iterable[Outcome], missing: str) -> tuple[list[tuple[Row, fl
             raw = o.points[t] - (sum(o.points) - o.points[t]) / (n - 1)
             lk = None if o.luck is None else o.luck[t]
             others = tuple(b for u, other in enumerate(o.teams) if u != t for b in other)
-            rows.append(((o.unit, team, others, raw - (lk or 0.0)), lk))
+            rows.append(((o.unit, team, others, raw - (beta or 0.0) * (lk or 0.0)), lk))
     return rows, without
 
 

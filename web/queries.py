@@ -90,6 +90,8 @@ def league_summary(reads: Reads, league_id: str) -> dict[str, Any]:
         "games_per_pairing": league.games,
         "mirrored": league.mirrored,
         "deals": deals_report(reads.leagues, reads.results, league),
+        "fit": league.fitted_on,
+        "luck_correction": fitted(reads.results, league).get("luck_correction"),
         "k": league.k,
         "initial": league.initial,
         "bots": league.bots,

@@ -15,6 +15,7 @@ from arena_harness import REDIS_URL, clear_prefix, unique_prefix
 from bots import make_bot, play_match
 from engine_service.rules import Match, Rules, luck_of_record, match_record
 from scheduler.ladder import ladder
+from scheduler.luck_coefficient import luck_coefficient
 from scheduler.outcomes import Outcome
 from store.leagues import League, LeagueError, LeagueStore
 from store.ledger import match_luck
@@ -95,6 +96,8 @@ def test_a_league_fitted_on_skill_orders_its_ladder_by_skill(
         store.ledger.commit(keys, f"m{i}", rec, seats, [CLEAN, CLEAN], 24, 1500, unit=unit, luck=match_luck(rec))
     data = ladder(LeagueResults(client, prefix), store.load("L"))
     assert data["fit"] == "skill" and data["without_luck"] == 0
+    outcomes = [Outcome.from_json(o) for o in LeagueResults(client, prefix).outcomes("L")]
+    assert data["luck_correction"] == luck_coefficient(outcomes).to_json() and data["luck_correction"]["units"] == 2
     assert [r["bot"] for r in data["rows"]] == ["g", "r"]
     top = data["rows"][0]
     assert top["skill"] > 0 and "rating" in top and "luck" in top and top["skill_interval"] is not None

@@ -677,6 +677,14 @@ def test_a_league_fitted_on_skill_shows_its_skill_ladder(tab: Tab, site: Site) -
     )
     assert page_number(first.get_by_test_id("luck").inner_text()) == pytest.approx(data["rows"][0]["luck"], abs=0.051)
     assert "Ordered by skill" in page.locator("#ladder-legend").inner_text()
+    # The luck coefficient and the variance it leaves: the ladder's, the summary's, the page's and the CLI's.
+    correction = data["luck_correction"]
+    assert correction == site.api(f"/leagues/{league}")["luck_correction"] and correction["units"] == 3
+    shown = tab.text("luck-correction")
+    assert shown.startswith("Luck correction: coefficient") and f"{correction['beta']:.2f}" in shown, shown
+    assert "from 3 units" in shown and "on wins and losses" not in shown
+    status = site.cli("league", "status", league)
+    assert f"luck coefficient {correction['beta']:.2f} (3 units, cross-fitted)" in status, status
     tab.open(f"/leagues/{league}/bots/{order[0]}")
     assert page_number(tab.text("skill-rating")) == pytest.approx(data["rows"][0]["skill"], abs=0.051)
 

@@ -57,6 +57,28 @@
     const status = document.getElementById("league-status");
     clear(status).append(TA.badge(s.progress.status));
     renderDeals(s.deals);
+    renderLuck(s.luck_correction, s.fit);
+  }
+
+  /** How much of the cards' luck the skill fit takes out (a coefficient fitted on this league's results) and the
+      spread of margins that leaves, against taking the whole of it. Aggregates only. */
+  function renderLuck(c, fit) {
+    const host = document.getElementById("luck-correction");
+    if (!host) return;
+    if (!c || !c.units) {
+      clear(host);
+      return;
+    }
+    const range = c.pairing_betas && c.pairing_betas[0] !== c.pairing_betas[1] ? `, ${num(c.pairing_betas[0], 2)}–${num(c.pairing_betas[1], 2)} by pairing` : "";
+    const ratio = c.ratio === null || c.ratio === undefined ? "" : `; variance of margins adjusted/raw ${num(c.ratio, 2)} (taking the whole luck: ${num(c.ratio_at_one, 2)})`;
+    clear(host).append(
+      el("p", {
+        "data-testid": "luck-correction",
+        title: "Skill = margin − coefficient × luck. The coefficient is fitted on this league's own results (each match's from the other folds of its units, so it stays unbiased; near 1 while the results are few); below 1 where the luck estimate overrates the cards for these bots.",
+      },
+      "Luck correction: ", el("b", { text: `coefficient ${num(c.beta, 2)}${range}` }), ` from ${c.units} units${ratio}.`,
+      fit === "skill" ? "" : " (Used by a ladder on skill; this one is on wins and losses.)"),
+    );
   }
 
   /** How the league deals: secret or public, mirrored or not, and the second-sight check where deals are shared. */
