@@ -122,7 +122,7 @@ class Fit:
         if (a, b) not in self._los:
             assert self.model is not None
             if self.model.n > PROFILE_MAX and self._cov is None:
-                self._cov = np.linalg.inv(self.model.information(self.theta))  # once, for every pair
+                self._cov = np.linalg.pinv(self.model.information(self.theta), hermitian=True)  # once, for every pair
             z = self.model.signed_root(self.theta, self.index[a], self.index[b], self._cov)
             self._los[(a, b)], self._los[(b, a)] = normal_cdf(z), normal_cdf(-z)
         return self._los[(a, b)]
@@ -200,7 +200,7 @@ def fit_ratings(
         bounds = [model.profile_interval(theta, i) for i in range(len(names))]
     else:
         centring = np.eye(len(names)) - 1 / len(names)
-        sd = np.sqrt(np.diag(centring @ np.linalg.inv(model.information(theta)) @ centring.T))
+        sd = np.sqrt(np.diag(centring @ np.linalg.pinv(model.information(theta), hermitian=True) @ centring.T))
         bounds = [(centred[i] - Z95 * sd[i], centred[i] + Z95 * sd[i]) for i in range(len(names))]
     games, margins = games_and_margins(results, index)
     rows = []
@@ -222,6 +222,20 @@ def fit_ratings(
         )
     rows.sort(key=lambda r: (-r.rating, r.bot))
     return Fit(rows + unplayed, threshold, model, theta, index)
+
+
+def newton_step(information: np.ndarray, gradient: np.ndarray) -> np.ndarray:
+    """The Newton step ``information^-1 @ gradient``; where the information is singular, the least-squares step.
+
+    The information is singular in floating point far out on a profile: where the only thing holding two bots
+    (or two groups that have not met) together is the prior, whose curvature ``s(1-s)`` underflows to zero at
+    ratings some 40 natural-log units apart. There the likelihood is flat and the step there is none.
+    """
+    try:
+        step = np.linalg.solve(information, gradient)
+    except np.linalg.LinAlgError:
+        step = np.linalg.lstsq(information, gradient, rcond=None)[0]
+    return np.asarray(step) if np.all(np.isfinite(step)) else np.zeros_like(gradient)
 
 
 @dataclass
@@ -350,7 +364,7 @@ class _Model:
             g = self.gradient(theta)[free]
             if np.abs(g).max() < 1e-9:
                 break
-            step = np.linalg.solve(self.information(theta)[np.ix_(free, free)], g)
+            step = newton_step(self.information(theta)[np.ix_(free, free)], g)
             t = 1.0
             while True:  # halve the step until the likelihood rises
                 trial = theta.copy()
@@ -376,7 +390,7 @@ class _Model:
             g = basis.T @ self.gradient(theta)
             if np.abs(g).max() < 1e-9:
                 break
-            step = basis @ np.linalg.solve(basis.T @ self.information(theta) @ basis, g)
+            step = basis @ newton_step(basis.T @ self.information(theta) @ basis, g)
             t = 1.0
             while (new := self.loglik(theta + t * step)) < value - 1e-12 and t > 1e-6:
                 t /= 2

@@ -56,6 +56,20 @@ def test_ratings_are_anchored_at_the_initial_rating_and_perfect_scores_stay_fini
     assert fit.los("a", "b") > 0.99 and fit.los("a", "b") + fit.los("b", "a") == pytest.approx(1)
 
 
+def test_a_league_whose_bots_have_not_all_met_gets_finite_intervals_not_a_singular_matrix() -> None:
+    # Early in a league of four, a drew b and c drew d (one mirrored unit each): nothing but the prior ties the
+    # two pairs together, and far out on a profile its curvature underflows to zero. `league status` raised
+    # LinAlgError("Singular matrix") there (a multi-host fault test caught it on its third result).
+    early = [duel("m0", "a", "b", None, "u0"), duel("m1", "c", "d", None, "u0")]
+    later = [*early, duel("m2", "b", "a", True, "u1"), duel("m3", "c", "d", False, "u1")]
+    for outcomes in (early, later):
+        fit = fit_ratings(outcomes, bots=["a", "b", "c", "d"])
+        assert len(fit.ratings) == 4
+        for r in fit.ratings:
+            assert math.isfinite(r.rating) and math.isfinite(r.low) and math.isfinite(r.high), r
+            assert r.low <= r.rating <= r.high
+
+
 def test_equal_results_give_equal_ratings_and_an_unsettled_pair() -> None:
     outcomes = [duel(f"m{i}", "a", "b", i % 2 == 0) for i in range(8)]
     fit = fit_ratings(outcomes)
