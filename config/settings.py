@@ -136,6 +136,9 @@ class ArenaSettings(BaseSettings):
     # hosted bots' quotas (docs/hosting.md, "Quotas")
     versions_per_hour: int = Field(10, ge=1)
     source_bytes_per_bot: int = Field(32 << 20, ge=1 << 20)
+    # accounts (docs/accounts.md): bots one account may own, sign-ups an hour from one address
+    bots_per_account: int = Field(20, ge=1)
+    signups_per_hour: int = Field(5, ge=1)
     # the archive of finished leagues (store/archive.py)
     archive_dir: str = Field("var/archive", min_length=1)
     archive_after_days: float = Field(30.0, ge=0)

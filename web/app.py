@@ -34,7 +34,10 @@ from store.client import async_twin
 from store.embargo import HeldBack
 from store.leagues import LeagueError
 from store.versions import Quota, QuotaError, VersionError
-from web import queries
+from store.accounts import Accounts
+from store.rate_limits import AttemptLimits
+from web import front_door, queries
+from web.callers import acting, caller
 from web.live import LiveHub, sse, stream
 from web.queries import Reads
 from web.replay import luck_curve, replay_frames
@@ -76,10 +79,15 @@ def create_app(
     )
     app.state.reads = Reads.open(client, prefix)
     app.state.live = LiveHub(live_redis or async_twin(client))
-    app.state.quota = Quota.of(settings or load_settings())
+    app.state.settings = settings or load_settings()
+    app.state.quota = Quota.of(app.state.settings)
+    app.state.accounts = Accounts(client, prefix)
+    app.state.limits = AttemptLimits(client, prefix)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(pages)
     app.include_router(api)
+    app.include_router(front_door.router)
+    front_door.account_errors(app)
 
     async def not_found(request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
@@ -324,7 +332,7 @@ def api_output_visibility(reads: ReadsDep, bot: str, body: OutputVisibility, req
     "with the bot's owner key as `Authorization: Bearer KEY`; answers the new version",
 )
 async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
-    _check_owner(reads, bot, request)
+    await run_in_threadpool(_submitter, reads, bot, request)
     quota: Quota = request.app.state.quota
     await run_in_threadpool(reads.versions.check_rate, bot, quota)  # spam is refused before its upload is read
     upload = bytearray()
@@ -339,17 +347,37 @@ async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSO
     return JSONResponse({**version.to_json(), "size": size}, status_code=201)
 
 
+def _submitter(reads: Reads, bot: str, request: Request) -> None:
+    """The owner of ``bot``; or, for a name nobody has yet, an account, which it becomes the owner of."""
+    who = caller(request)
+    if who is not None and not reads.versions.of(bot) and front_door.owns(request, bot) is None:
+        acting(request)
+        front_door.claim(request, who, bot)  # 409 if the name is anyone's (a connected bot's too)
+        AuditLog(reads.leagues.r, reads.leagues.prefix).record(
+            "bot_created", account=who.account.name, bot=bot, bot_kind="hosted"
+        )
+    _check_owner(reads, bot, request)
+
+
 def _is_owner(reads: Reads, bot: str, request: Request) -> bool:
-    """Whether the request carries ``bot``'s owner key (``Authorization: Bearer KEY``: never in a URL)."""
+    """Whether the request comes from ``bot``'s owner: its owner key (``Authorization: Bearer KEY``: never in
+    a URL), or the account that owns it (:mod:`web.callers`)."""
     key = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-    return bool(key) and reads.versions.is_owner(bot, key)
+    if key.startswith("tbo_") and reads.versions.is_owner(bot, key):
+        return True
+    return front_door.owns(request, bot) is not None
 
 
 def _check_owner(reads: Reads, bot: str, request: Request) -> None:
+    """401 unless the request is ``bot``'s owner's; an account's session must also carry its CSRF token."""
     if not _is_owner(reads, bot, request):
         raise HTTPException(
-            401, f"not {bot}'s owner key: send it as `Authorization: Bearer KEY` (`tablanette bot owner-key {bot}`)"
+            401,
+            f"not {bot}'s owner: send its owner key or your account's API key as `Authorization: Bearer KEY`, "
+            "or log in",
         )
+    if front_door.owns(request, bot) is not None:
+        acting(request)  # by a session: its CSRF token, from this site
 
 
 class LiftRequest(BaseModel):
