@@ -51,6 +51,7 @@ COMMANDS: dict[str, tuple[str, str, Callable[[Any], None] | None]] = {
     "bot": ("service_cmd", "bot_app", _bot),
     "host": ("hosting_cmd", "host", None),
     "audit": ("audit_cmd", "audit", None),
+    "account": ("account_cmd", "app", None),
     "league": ("league_cmd", "app", _league),
 }
 """Each command: (module in this package, its Typer app or function, wiring to do once loaded)."""

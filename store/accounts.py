@@ -14,9 +14,7 @@ connected bots' tokens (they go offline, which the scheduler skips without penal
 the lift); nothing it played is lost. Deleting it does the same for good, and removes its password and
 keys; its name stays reserved (a tombstone), so no one can sign up as it and claim its history.
 
-Keys (under ``<prefix>``): ``account:<name>`` (string: JSON), ``accounts`` (set of names),
-``account-bots:<name>`` (set), ``bot-account`` (hash bot -> account), ``signup-policy`` (string),
-``invite:<sha256>`` (string, TTL: JSON issued by, at). ``<name>`` is the lower-case name.
+Its keys are in :mod:`store.keys`.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from .audit import AuditLog
 from .codec import text
 from .credentials import Credentials, digest
+from .keys import Keys
 from .tokens import BotTokens
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{2,31}$")
@@ -82,36 +81,37 @@ class Accounts:
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.r = client
         self.prefix = prefix
+        self.keys = Keys(prefix)
         self.credentials = Credentials(client, prefix)
         self.audit = AuditLog(client, prefix)
 
     def _account(self, key: str) -> str:
-        return f"{self.prefix}:account:{key}"
+        return self.keys.account(key)
 
     def _bots_of(self, key: str) -> str:
-        return f"{self.prefix}:account-bots:{key}"
+        return self.keys.account_bots(key)
 
     @property
     def _bot_account(self) -> str:
-        return f"{self.prefix}:bot-account"
+        return self.keys.bot_account
 
     # ------------------------------------------------------------ who may sign up
 
     def policy(self) -> Policy:
-        raw = self.r.get(f"{self.prefix}:signup-policy")
+        raw = self.r.get(self.keys.signup_policy)
         value = "closed" if raw is None else text(raw)
         return value if value in POLICIES else "closed"  # type: ignore[return-value]
 
     def set_policy(self, policy: str) -> None:
         if policy not in POLICIES:
             raise AccountError(f"sign-up policy must be one of {', '.join(POLICIES)}, not {policy!r}")
-        self.r.set(f"{self.prefix}:signup-policy", policy)
+        self.r.set(self.keys.signup_policy, policy)
         self.audit.record("signup_policy", policy=policy)
 
     def issue_invite(self, by: str = "operator") -> str:
         """A new invite code (shown once, good for one sign-up within :data:`INVITE_TTL`)."""
         code = "tbi_" + secrets.token_urlsafe(12)
-        self.r.set(f"{self.prefix}:invite:{digest(code)}", json.dumps({"by": by, "at": time.time()}), ex=INVITE_TTL)
+        self.r.set(self.keys.invite(digest(code)), json.dumps({"by": by, "at": time.time()}), ex=INVITE_TTL)
         self.audit.record("invite_issued", by=by, invite_prefix=code[:8])
         return code
 
@@ -129,7 +129,7 @@ class Accounts:
             raise AccountError(f"the name {name!r} is taken", 409)
         invited_by = ""
         if policy == "invite":
-            raw = self.r.getdel(f"{self.prefix}:invite:{digest(invite)}") if invite else None
+            raw = self.r.getdel(self.keys.invite(digest(invite))) if invite else None
             if raw is None:
                 raise AccountError("sign-up needs an invite code from the operator (unknown, used or expired)", 403)
             invited_by = str(json.loads(raw)["by"])
@@ -138,9 +138,9 @@ class Accounts:
         if not self.r.set(self._account(account.key), json.dumps(data), nx=True):
             if invited_by:  # lost a race for the name: the code is not used up by a refused sign-up
                 again = json.dumps({"by": invited_by, "at": time.time()})
-                self.r.set(f"{self.prefix}:invite:{digest(invite)}", again, ex=INVITE_TTL)
+                self.r.set(self.keys.invite(digest(invite)), again, ex=INVITE_TTL)
             raise AccountError(f"the name {name!r} is taken", 409)
-        self.r.sadd(f"{self.prefix}:accounts", account.key)
+        self.r.sadd(self.keys.accounts, account.key)
         self.audit.record("signed_up", account=name, policy=policy, invited_by=invited_by)
         return account
 
@@ -171,7 +171,7 @@ class Accounts:
         return account
 
     def all(self) -> list[Account]:
-        names = sorted(text(n) for n in self.r.smembers(f"{self.prefix}:accounts"))
+        names = sorted(text(n) for n in self.r.smembers(self.keys.accounts))
         return [a for a in (self.get(n) for n in names) if a is not None]
 
     def change_password(self, name: str, old: str, new: str) -> None:

@@ -11,9 +11,7 @@ Both are random secrets handed out once and kept only as SHA-256 hashes, like bo
   ``Authorization: Bearer KEY``, it needs no CSRF token (a browser never sends it by itself). Keys have a
   label and an id; an account lists and revokes its own, and all die with the account.
 
-Keys (under ``<prefix>``): ``web-session:<sha256>`` (string, TTL: JSON account, csrf, created),
-``account-web-sessions:<account>`` (set of session hashes), ``api-key:<sha256>`` (string: JSON account,
-id), ``account-api-keys:<account>`` (hash id -> JSON label, created, prefix, hash).
+Its keys are in :mod:`store.keys`.
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ from typing import Any
 import redis
 
 from .codec import text
+from .keys import Keys
 
 SESSION_TTL = 14 * 86_400
 """Seconds a web session lives after its login."""
@@ -68,18 +67,19 @@ class Credentials:
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.r = client
         self.prefix = prefix
+        self.keys = Keys(prefix)
 
     def _session(self, hashed: str) -> str:
-        return f"{self.prefix}:web-session:{hashed}"
+        return self.keys.web_session(hashed)
 
     def _sessions_of(self, account: str) -> str:
-        return f"{self.prefix}:account-web-sessions:{account}"
+        return self.keys.account_web_sessions(account)
 
     def _key(self, hashed: str) -> str:
-        return f"{self.prefix}:api-key:{hashed}"
+        return self.keys.api_key(hashed)
 
     def _keys_of(self, account: str) -> str:
-        return f"{self.prefix}:account-api-keys:{account}"
+        return self.keys.account_api_keys(account)
 
     # ------------------------------------------------------------ web sessions
 
@@ -131,12 +131,10 @@ class Credentials:
         pipe.execute()
         return key, info
 
-    def keys(self, account: str) -> list[ApiKey]:
+    def api_keys(self, account: str) -> list[ApiKey]:
         raw = self.r.hgetall(self._keys_of(account))
         rows = [json.loads(v) for v in raw.values()]
-        return sorted(
-            (ApiKey(d["id"], d["label"], d["created"], d["prefix"]) for d in rows), key=lambda k: k.created
-        )
+        return sorted((ApiKey(d["id"], d["label"], d["created"], d["prefix"]) for d in rows), key=lambda k: k.created)
 
     def key_owner(self, key: str) -> tuple[str, str] | None:
         """The account and key id a live API key belongs to, or None."""
@@ -168,4 +166,3 @@ class Credentials:
         pipe.delete(self._keys_of(account))
         pipe.execute()
         return len(raw)
-

@@ -22,6 +22,17 @@ game-slot sets share one tag (``{<prefix>:slots}:<bot>``).
 | ``<prefix>:source:<bot>@<n>`` | string | a hosted version's source archive |
 | ``<prefix>:host-lease:<bot>@<n>`` | string, TTL | the host that builds or runs the version now |
 | ``<prefix>:audit`` | list | JSON audit events, newest first (the last 10,000) |
+| ``<prefix>:account:<name>`` | string | an account (lower-case name): JSON name, argon2id hash, state |
+| ``<prefix>:accounts`` | set | every account's lower-case name |
+| ``<prefix>:account-bots:<name>`` | set | the bots an account owns |
+| ``<prefix>:bot-account`` | hash | bot name -> the account that owns it (claimed once, for good) |
+| ``<prefix>:signup-policy`` | string | who may sign up: ``open``, ``invite`` or ``closed`` (unset: closed) |
+| ``<prefix>:invite:<sha256>`` | string, TTL | an unused invite code's hash -> JSON who issued it, when |
+| ``<prefix>:web-session:<sha256>`` | string, TTL | a session cookie's hash -> JSON account, CSRF token |
+| ``<prefix>:account-web-sessions:<name>`` | set | an account's live web sessions' hashes |
+| ``<prefix>:api-key:<sha256>`` | string | a personal API key's hash -> JSON account, key id |
+| ``<prefix>:account-api-keys:<name>`` | hash | key id -> JSON label, created, prefix, hash |
+| ``<prefix>:limit:<kind>:<who>`` | string, TTL | attempt counters and locks (:mod:`store.rate_limits`) |
 | ``<prefix>:events`` | pub/sub | notices for every replica (a revoked bot) |
 | ``<prefix>:league:{<id>}`` ... | | one league (:class:`LeagueKeys`) |
 | ``<prefix>:celery:*`` | | the Celery broker's own keys (queue ``<prefix>.matches``) |
@@ -117,6 +128,52 @@ class Keys:
     def events(self) -> str:
         """Pub/sub channel: JSON notices every engine replica acts on at once (a revoked bot)."""
         return f"{self.prefix}:events"
+
+    # the front door: accounts, their credentials, the attempt limits
+
+    def account(self, name: str) -> str:
+        """String: the account's JSON (``name`` lower-case)."""
+        return f"{self.prefix}:account:{name}"
+
+    @property
+    def accounts(self) -> str:
+        """Set of every account's lower-case name."""
+        return f"{self.prefix}:accounts"
+
+    def account_bots(self, name: str) -> str:
+        """Set: the bots the account owns."""
+        return f"{self.prefix}:account-bots:{name}"
+
+    @property
+    def bot_account(self) -> str:
+        """Hash: bot name -> the account that owns it."""
+        return f"{self.prefix}:bot-account"
+
+    @property
+    def signup_policy(self) -> str:
+        return f"{self.prefix}:signup-policy"
+
+    def invite(self, digest: str) -> str:
+        """String with a TTL: an unused invite code's hash -> who issued it."""
+        return f"{self.prefix}:invite:{digest}"
+
+    def web_session(self, digest: str) -> str:
+        """String with a TTL: a session cookie's hash -> its account and CSRF token."""
+        return f"{self.prefix}:web-session:{digest}"
+
+    def account_web_sessions(self, name: str) -> str:
+        return f"{self.prefix}:account-web-sessions:{name}"
+
+    def api_key(self, digest: str) -> str:
+        """String: a personal API key's hash -> its account and key id."""
+        return f"{self.prefix}:api-key:{digest}"
+
+    def account_api_keys(self, name: str) -> str:
+        return f"{self.prefix}:account-api-keys:{name}"
+
+    def limit(self, kind: str, who: str) -> str:
+        """String with a TTL: an attempt counter or lock (:mod:`store.rate_limits`)."""
+        return f"{self.prefix}:limit:{kind}:{who}"
 
     def league(self, league_id: str) -> LeagueKeys:
         return LeagueKeys(self.prefix, league_id)

@@ -19,6 +19,7 @@ import time
 import redis
 
 from .codec import text
+from .keys import Keys
 
 MAX_LOCK = 900.0
 """Seconds: the longest one failure more can lock an account or an address."""
@@ -35,14 +36,14 @@ class Limited(Exception):
 
 
 class AttemptLimits:
-    """Counters under ``<prefix>:limit:<kind>:<who>`` (``who`` is an address or an account name)."""
+    """Counters under :meth:`store.keys.Keys.limit` (``who`` is an address or an account name)."""
 
     def __init__(self, client: redis.Redis, prefix: str) -> None:
         self.r = client
         self.prefix = prefix
 
     def _key(self, kind: str, who: str) -> str:
-        return f"{self.prefix}:limit:{kind}:{who}"
+        return Keys(self.prefix).limit(kind, who)
 
     def spend(self, kind: str, who: str, limit: int, window: float, what: str) -> None:
         """Count one attempt of ``kind`` by ``who``; :class:`Limited` once more than ``limit`` fall in a window."""

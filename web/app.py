@@ -29,13 +29,13 @@ from hosting.source import MAX_PACKED, SourceError
 from hosting.submit import from_archive
 from scheduler.ladder import LOS_TOP
 from store import live, printable
+from store.accounts import Accounts
 from store.audit import AuditLog
 from store.client import async_twin
 from store.embargo import HeldBack
 from store.leagues import LeagueError
-from store.versions import Quota, QuotaError, VersionError
-from store.accounts import Accounts
 from store.rate_limits import AttemptLimits
+from store.versions import Quota, QuotaError, VersionError
 from web import front_door, queries
 from web.callers import acting, caller
 from web.live import LiveHub, sse, stream
