@@ -136,8 +136,10 @@ class ArenaSettings(BaseSettings):
     # hosted bots' quotas (docs/hosting.md, "Quotas")
     versions_per_hour: int = Field(10, ge=1)
     source_bytes_per_bot: int = Field(32 << 20, ge=1 << 20)
-    # accounts (docs/accounts.md): bots one account may own, sign-ups an hour from one address
+    # accounts (docs/accounts.md): bots one account may own, versions it may submit an hour (all its bots),
+    # sign-ups an hour from one address
     bots_per_account: int = Field(20, ge=1)
+    versions_per_hour_per_account: int = Field(30, ge=1)
     signups_per_hour: int = Field(5, ge=1)
     # the archive of finished leagues (store/archive.py)
     archive_dir: str = Field("var/archive", min_length=1)

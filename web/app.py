@@ -357,6 +357,10 @@ def _submitter(reads: Reads, bot: str, request: Request) -> None:
             "bot_created", account=who.account.name, bot=bot, bot_kind="hosted"
         )
     _check_owner(reads, bot, request)
+    if who is not None and front_door.owns(request, bot) is not None:  # an account's quota, over all its bots
+        per_hour = request.app.state.settings.versions_per_hour_per_account
+        limits: AttemptLimits = request.app.state.limits
+        limits.spend("account-versions", who.account.key, per_hour, 3600, "versions from this account this hour")
 
 
 def _is_owner(reads: Reads, bot: str, request: Request) -> bool:

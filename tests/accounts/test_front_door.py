@@ -283,3 +283,22 @@ def test_keys_are_shown_once_listed_by_prefix_and_dead_once_revoked(open_arena: 
     assert app_on(r, prefix).get("/api/me", headers=bearer).status_code == 401
     assert web.delete("/api/session", headers={"X-CSRF-Token": csrf}).status_code == 200
     assert web.get("/api/me").status_code == 401
+
+
+def test_an_account_has_quotas_of_bots_and_of_versions_an_hour_over_all_its_bots(
+    open_arena: tuple[redis.Redis, str],
+) -> None:
+    r, prefix = open_arena
+    web = app_on(r, prefix, bots_per_account=2, versions_per_hour_per_account=2)
+    csrf = sign_up(web, "alice")
+    h = {"X-CSRF-Token": csrf}
+    assert web.post("/api/me/bots", json={"name": "one"}, headers=h).status_code == 201
+    archive, _ = pack(ROOT / "bots/jsonlines")
+    upload = {**h, "Content-Type": "application/gzip"}
+    assert web.post("/api/bots/two/versions", content=archive, headers=upload).status_code == 201
+    third = web.post("/api/me/bots", json={"name": "three"}, headers=h)
+    assert (third.status_code, third.json()["detail"]) == (409, "an account owns at most 2 bots")
+    assert web.post("/api/bots/two/versions", content=archive, headers=upload).status_code == 201
+    over = web.post("/api/bots/two/versions", content=archive, headers=upload)
+    assert over.status_code == 429 and "versions from this account" in over.json()["detail"]
+    assert [v["number"] for v in web.get("/api/me").json()["bots"][1]["versions"]] == [1, 2]
