@@ -25,6 +25,8 @@ in flight and enqueues more as results land. It never needs a person:
   :class:`store.leagues.League`): its matches are held back like an absent
   bot's, never forfeited or charged to its opponents, until an operator lifts it
   (``league lift``); the league says ``X in quarantine: <why>`` meanwhile.
+- **A bot whose account is suspended** (:mod:`store.accounts`): held back the
+  same way until the suspension is lifted, never forfeited.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from scheduler.outcomes import Outcome
 from scheduler.pairings import PlannedMatch, Seed, plan_gauntlet, plan_round_robin, plan_tables
 from scheduler.planners import AdaptivePlanner, FixedPlanner, PlacementPlanner, Planner, SprtPlanner
 from store import deal_policy
+from store.accounts import Accounts
 from store.client import outages_ridden_out
 from store.league_status import LeagueStatus
 from store.leagues import League, LeagueError, LeagueStore
@@ -249,15 +252,18 @@ class Feeder:
         absent = self.store.note_presence(self.league_id, self.store.connected(league.bots), now)
         self._say_presence(league, absent, now)
         self.absent = absent
-        quarantined = set(self.store.quarantined(self.league_id))
-        for bot in sorted(quarantined - self.quarantined):
+        suspended = Accounts(self.store.r, self.store.prefix).suspended_among(league.bots)
+        for bot in sorted(suspended - self.quarantined):
+            log.warning("league %s: %s's account is suspended: its matches are held back", self.league_id, bot)
+        quarantined = set(self.store.quarantined(self.league_id)) | suspended
+        for bot in sorted(quarantined - self.quarantined - suspended):
             log.warning("league %s: %s is in quarantine: its matches are held back", self.league_id, bot)
         for bot in sorted(self.quarantined - quarantined):
             log.info("league %s: %s is out of quarantine", self.league_id, bot)
         self.quarantined = quarantined
         if league.absent_action == "forfeit":
             for bot, since in absent.items():
-                if now - since >= league.absent_timeout:
+                if now - since >= league.absent_timeout and bot not in suspended:  # held, not the bot's doing
                     self._forfeit_absent(league, bot, now - since)
 
     def _say_presence(self, league: League, absent: dict[str, float], now: float) -> None:

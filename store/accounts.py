@@ -10,8 +10,8 @@ hosted bots it submitted. A bot name is claimed once, by one account, for good: 
 keep their names and results on the ladders, and no one else can take those names.
 
 Suspending an account ends its web sessions, refuses its API keys while it lasts, and revokes its
-connected bots' tokens (they go offline, which the scheduler skips without penalty; a new token after
-the lift); nothing it played is lost. Deleting it does the same for good, and removes its password and
+connected bots' tokens (a new token after the lift); every league holds its bots' matches back, as for a
+bot in quarantine (:meth:`Accounts.suspended_among`), until the lift; nothing it played is lost. Deleting it does the same for good, and removes its password and
 keys; its name stays reserved (a tombstone), so no one can sign up as it and claim its history.
 
 Its keys are in :mod:`store.keys`.
@@ -23,6 +23,7 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -195,6 +196,22 @@ class Accounts:
     def owner_of(self, bot: str) -> str | None:
         raw = self.r.hget(self._bot_account, bot)
         return None if raw is None else text(raw)
+
+    def suspended_among(self, bots: Sequence[str]) -> set[str]:
+        """The bots of ``bots`` (names, or hosted versions ``bot@n``) whose owning account is suspended:
+        two reads, whatever the number of bots (the scheduler asks every few seconds)."""
+        if not bots:
+            return set()
+        owners = [
+            None if o is None else text(o) for o in self.r.hmget(self._bot_account, [b.split("@")[0] for b in bots])
+        ]
+        named = sorted({o for o in owners if o is not None})
+        if not named:
+            return set()
+        states = {
+            n: json.loads(raw)["state"] for n, raw in zip(named, self.r.mget([self._account(n) for n in named])) if raw
+        }
+        return {b for b, o in zip(bots, owners, strict=True) if o is not None and states.get(o) == "suspended"}
 
     def bots_of(self, account: str) -> list[str]:
         return sorted(text(b) for b in self.r.smembers(self._bots_of(account.lower())))
