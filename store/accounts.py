@@ -10,9 +10,10 @@ hosted bots it submitted. A bot name is claimed once, by one account, for good: 
 keep their names and results on the ladders, and no one else can take those names.
 
 Suspending an account ends its web sessions, refuses its API keys while it lasts, and revokes its
-connected bots' tokens (a new token after the lift); every league holds its bots' matches back, as for a
-bot in quarantine (:meth:`Accounts.suspended_among`), until the lift; nothing it played is lost. Deleting it does the same for good, and removes its password and
-keys; its name stays reserved (a tombstone), so no one can sign up as it and claim its history.
+connected bots' tokens (a new token after the lift); every league holds its bots' matches back, as for
+a bot in quarantine (:meth:`Accounts.suspended_among`), until the lift; nothing it played is lost.
+Deleting it does the same for good, and removes its password and keys; its name stays reserved (a
+tombstone), so no one can sign up as it and claim its history.
 
 Its keys are in :mod:`store.keys`.
 """
@@ -208,9 +209,8 @@ class Accounts:
         named = sorted({o for o in owners if o is not None})
         if not named:
             return set()
-        states = {
-            n: json.loads(raw)["state"] for n, raw in zip(named, self.r.mget([self._account(n) for n in named])) if raw
-        }
+        kept = self.r.mget([self._account(n) for n in named])
+        states = {n: json.loads(raw)["state"] for n, raw in zip(named, kept, strict=True) if raw}
         return {b for b, o in zip(bots, owners, strict=True) if o is not None and states.get(o) == "suspended"}
 
     def bots_of(self, account: str) -> list[str]:

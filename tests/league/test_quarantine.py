@@ -1,5 +1,6 @@
-"""A bot in quarantine (or whose account is suspended): its matches wait (never forfeited, nobody charged), the league says why, and
-once an operator lifts it the held matches are played and the league finishes by itself."""
+"""A bot in quarantine (or whose account is suspended): its matches wait (never forfeited, nobody
+charged), the league says why, and once an operator lifts it the held matches are played and the league
+finishes by itself."""
 
 from __future__ import annotations
 
