@@ -68,14 +68,18 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         openapi_url="/api/openapi.json",
-        description="JSON behind every page of the ladder, read-only but for a hosted bot's owner's calls "
-        "(with its owner key as `Authorization: Bearer KEY`): submitting a new version, asking for a "
-        "quarantine's lift, showing its output to everyone or not. A hosted version's latest output, faults' "
-        "output and build log are served to its owner, and to everyone only if the owner chose so. Errors "
-        'answer `{"detail": "..."}` with status 401 (not the owner), 404 (unknown league, bot or match), '
-        "409 (not in quarantine; or a game held back because it shares its deal with a game not yet over: "
-        "`held` says why and until when), 413 (too large, or more source than a bot may keep), 422 (bad parameter "
-        "or submission) or 429 (more versions this hour than a bot may submit; `Retry-After` says when).",
+        description="JSON behind every page of the ladder, read-only but for accounts (tag `accounts`: sign "
+        "up, log in, personal API keys, an account's own bots) and a bot's owner's calls: submitting a new "
+        "version, asking for a quarantine's lift, showing its output to everyone or not. An owner is an "
+        "account (its personal API key as `Authorization: Bearer tbk_...`, or its session cookie with the "
+        "`X-CSRF-Token` header on every change) or the holder of a hosted bot's owner key (`Bearer tbo_...`). "
+        "A hosted version's latest output, faults' output and build log are served to its owner, and to everyone "
+        'only if the owner chose so. Errors answer `{"detail": "..."}` with status 401 (not logged in, not the '
+        "owner), 403 (a change without its CSRF token or from another site; sign-up closed), 404 (unknown league, "
+        "bot or match), 409 (a name taken; not in quarantine; or a game held back because it shares its deal "
+        "with a game not yet over: `held` says why and until when), 413 (too large, or more source than a bot "
+        "may keep), 422 (bad parameter or submission) or 429 (too many attempts or versions; `Retry-After` says "
+        "when).",
     )
     app.state.reads = Reads.open(client, prefix)
     app.state.live = LiveHub(live_redis or async_twin(client))

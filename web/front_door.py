@@ -178,8 +178,6 @@ def api_my_bots(request: Request, who: SignedIn) -> JSONResponse:
 @router.post("/me/bots", status_code=201, summary="Create a connected bot: answers its token, once")
 def api_new_bot(request: Request, who: Acting, body: NewBot) -> JSONResponse:
     name = body.name
-    if not NAME_RE.match(name):
-        raise HTTPException(422, "a bot name is 1-64 letters, digits, '_', '.' or '-', starting with one of the first")
     claim(request, who, name)
     token = BotTokens(accounts_of(request).r, accounts_of(request).prefix).add(name)
     accounts_of(request).audit.record("bot_created", account=who.account.name, bot=name, bot_kind="connected")
@@ -205,6 +203,8 @@ def api_revoke_token(request: Request, who: Acting, bot: str) -> JSONResponse:
 
 def claim(request: Request, who: Caller, bot: str) -> None:
     """Make a new bot name the caller's, within its quota: 409 if any bot, connected or hosted, has it."""
+    if not NAME_RE.match(bot):
+        raise HTTPException(422, "a bot name is 1-64 letters, digits, '_', '.' or '-', starting with one of the first")
     accounts = accounts_of(request)
     owned = accounts.bots_of(who.account.key)
     limit = request.app.state.settings.bots_per_account
