@@ -18,7 +18,11 @@ from hosting.manifest import Manifest
 from hosting.source import SourceError, pack, unpack
 from hosting.submit import bot_folder
 
-FILES = {"bot.toml": 'protocol = "jsonlines"\nrun = ["./run.sh"]\n', "run.sh": "#!/bin/sh\nexec perl g.pl\n", "lib/g.pl": "1;\n"}
+FILES = {
+    "bot.toml": 'protocol = "jsonlines"\nrun = ["./run.sh"]\n',
+    "run.sh": "#!/bin/sh\nexec perl g.pl\n",
+    "lib/g.pl": "1;\n",
+}
 
 
 def folder_of(root: Path, files: dict[str, str]) -> Path:
