@@ -134,9 +134,7 @@ class Credentials:
     def keys(self, account: str) -> list[ApiKey]:
         raw = self.r.hgetall(self._keys_of(account))
         rows = [json.loads(v) for v in raw.values()]
-        return sorted(
-            (ApiKey(d["id"], d["label"], d["created"], d["prefix"]) for d in rows), key=lambda k: k.created
-        )
+        return sorted((ApiKey(d["id"], d["label"], d["created"], d["prefix"]) for d in rows), key=lambda k: k.created)
 
     def key_owner(self, key: str) -> tuple[str, str] | None:
         """The account and key id a live API key belongs to, or None."""
@@ -168,4 +166,3 @@ class Credentials:
         pipe.delete(self._keys_of(account))
         pipe.execute()
         return len(raw)
-

@@ -29,13 +29,14 @@ from hosting.source import MAX_PACKED, SourceError
 from hosting.submit import from_archive
 from scheduler.ladder import LOS_TOP
 from store import live, printable
+from store.accounts import Accounts
 from store.audit import AuditLog
 from store.client import async_twin
 from store.embargo import HeldBack
 from store.leagues import LeagueError
-from store.versions import Quota, QuotaError, VersionError
-from store.accounts import Accounts
 from store.rate_limits import AttemptLimits
+from store.tokens import NAME_RE
+from store.versions import Quota, QuotaError, VersionError
 from web import front_door, queries
 from web.callers import acting, caller
 from web.live import LiveHub, sse, stream
@@ -156,6 +157,21 @@ def version_page(bot: str, number: int) -> FileResponse:
 @pages.get("/api")
 def api_page() -> FileResponse:
     return _page("api.html")
+
+
+@pages.get("/signup")
+def signup_page() -> FileResponse:
+    return _page("signup.html")
+
+
+@pages.get("/login")
+def login_page() -> FileResponse:
+    return _page("login.html")
+
+
+@pages.get("/account")
+def account_page() -> FileResponse:
+    return _page("account.html")
 
 
 # ---------------------------------------------------------------- JSON API
@@ -328,8 +344,9 @@ def api_output_visibility(reads: ReadsDep, bot: str, body: OutputVisibility, req
     "/bots/{bot}/versions",
     tags=["hosted bots"],
     status_code=201,
-    summary="Submit a new version: the body is a .tar.gz of the bot's folder (bot.toml at its top), "
-    "with the bot's owner key as `Authorization: Bearer KEY`; answers the new version",
+    summary="Submit a new version: the body is a .tar.gz or .zip of the bot's folder (bot.toml at its top), "
+    "with the bot's owner key as `Authorization: Bearer KEY`, or by the account that owns it (a new name: "
+    "the account's first upload creates the bot); answers the new version",
 )
 async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
     await run_in_threadpool(_submitter, reads, bot, request)
@@ -352,6 +369,10 @@ def _submitter(reads: Reads, bot: str, request: Request) -> None:
     who = caller(request)
     if who is not None and not reads.versions.of(bot) and front_door.owns(request, bot) is None:
         acting(request)
+        if not NAME_RE.match(bot):  # before the name is claimed: a name no version can have is no one's
+            raise HTTPException(
+                422, "a bot name is 1-64 letters, digits, '_', '.' or '-', starting with one of the first"
+            )
         front_door.claim(request, who, bot)  # 409 if the name is anyone's (a connected bot's too)
         AuditLog(reads.leagues.r, reads.leagues.prefix).record(
             "bot_created", account=who.account.name, bot=bot, bot_kind="hosted"

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
-from store.accounts import MAX_PASSWORD, AccountError, Accounts
+from store.accounts import MAX_PASSWORD, AccountError
 from store.credentials import SESSION_TTL, CredentialError
 from store.rate_limits import AttemptLimits, Limited
 from store.tokens import NAME_RE, BotTokens
@@ -121,6 +121,14 @@ def api_logout(request: Request, who: Acting) -> JSONResponse:
     return res
 
 
+@router.get("/session", summary="Who is logged in here, if anyone (null): answers 200 either way, so any page may ask")
+def api_session(request: Request) -> JSONResponse:
+    who = caller(request)
+    if who is None or who.via != "session":
+        return JSONResponse({"account": None})
+    return JSONResponse({"account": who.account.to_json(), "csrf": who.csrf})
+
+
 @router.get("/me", summary="The account asking: its bots, its API keys, and (by a session) the CSRF token")
 def api_me(request: Request, who: SignedIn) -> JSONResponse:
     accounts = accounts_of(request)
@@ -211,8 +219,11 @@ def claim(request: Request, who: Caller, bot: str) -> None:
     if len(owned) >= limit:
         raise HTTPException(409, f"an account owns at most {limit} bots")
     tokens, versions = BotTokens(accounts.r, accounts.prefix), Versions(accounts.r, accounts.prefix)
-    if tokens.info(bot) is not None or versions.of(bot) or versions.has_owner(bot) or not accounts.claim_bot(
-        who.account.key, bot
+    if (
+        tokens.info(bot) is not None
+        or versions.of(bot)
+        or versions.has_owner(bot)
+        or not accounts.claim_bot(who.account.key, bot)
     ):
         raise HTTPException(409, f"the bot name {bot!r} is taken")
 
@@ -234,7 +245,7 @@ def _own_connected(request: Request, who: Caller, bot: str) -> BotTokens:
 def _bots(request: Request, who: Caller) -> list[dict[str, Any]]:
     accounts = accounts_of(request)
     tokens, versions = BotTokens(accounts.r, accounts.prefix), Versions(accounts.r, accounts.prefix)
-    out = []
+    out: list[dict[str, Any]] = []
     for bot in accounts.bots_of(who.account.key):
         info = tokens.info(bot)
         if info is not None:
@@ -246,7 +257,7 @@ def _bots(request: Request, who: Caller) -> list[dict[str, Any]]:
     return out
 
 
-def account_errors(app: Any) -> None:
+def account_errors(app: FastAPI) -> None:
     """Answer the store's refusals with their own status and message."""
 
     @app.exception_handler(AccountError)
