@@ -210,6 +210,9 @@ def test_a_stranger_signs_up_and_runs_a_connected_bot_and_a_hosted_one(tab: Tab,
     page.wait_for_selector("body[data-ready]")
     assert page.locator("#version-name").inner_text() == "stranger-perl@2"
     assert "You are reading it as its owner." in page.locator("#owner-view").inner_text()
+    tab.testid("visibility-button").click()  # by the session: no owner key, its CSRF token
+    tab.testid("output-visibility").filter(has_text="Everyone may read").wait_for()
+    assert versions.output_public("stranger-perl")
     page.wait_for_selector('[data-testid="site-account"] [data-testid="account-link"]')
     assert tab.text("account-link") == "stranger"
 
