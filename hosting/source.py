@@ -5,6 +5,10 @@ normalised modes, so the same folder always gives the same bytes and the same
 SHA-256 (a version's *source hash*). Version-control and cache folders are left
 out; symbolic links, devices and anything over the size limits are refused with
 a message saying which file.
+
+An upload may also be a ``.zip`` (what a desktop's "compress" makes): it is unpacked under the same
+limits and refusals, and the arena packs the files its own way after, so a folder has one source hash
+whichever archive it came in.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ import gzip
 import hashlib
 import io
 import os
+import stat
 import tarfile
+import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 MAX_PACKED = 8 << 20
@@ -73,7 +80,8 @@ def pack(folder: str | Path) -> tuple[bytes, str]:
 
 
 def unpack(data: bytes, into: str | Path) -> None:
-    """Unpack an archive made by :func:`pack` into the (empty or new) folder ``into``.
+    """Unpack an uploaded archive (a gzipped tar, as :func:`pack` makes, or a zip) into the (empty or new)
+    folder ``into``.
 
     Only regular files and folders are taken, each inside ``into``: an absolute
     name, a ``..``, a link or a device is refused (and tarfile's ``data`` filter
@@ -81,6 +89,9 @@ def unpack(data: bytes, into: str | Path) -> None:
     """
     target = Path(into)
     target.mkdir(parents=True, exist_ok=True)
+    if data[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        _unzip(data, target)
+        return
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
             members, total = [], 0
@@ -88,15 +99,51 @@ def unpack(data: bytes, into: str | Path) -> None:
                 members.append(m)
                 total += m.size
                 if len(members) > MAX_FILES or total > MAX_UNPACKED:
-                    raise SourceError(
-                        f"the archive holds more than {MAX_FILES} entries or {MAX_UNPACKED >> 20} MB: "
-                        "larger than a submission may be"
-                    )
+                    raise _too_large()
             for m in members:
-                if m.name.startswith("/") or ".." in PurePosixPath(m.name).parts:
-                    raise SourceError(f"the archive holds {m.name}, which lies outside its folder")
+                _check_name(m.name)
                 if not (m.isfile() or m.isdir()):
                     raise SourceError(f"the archive holds {m.name}, which is not a regular file")
             tar.extractall(target, members=members, filter="data")
     except (tarfile.TarError, OSError, EOFError) as exc:
+        raise SourceError(f"cannot unpack the source: {exc}") from None
+
+
+def _too_large() -> SourceError:
+    return SourceError(
+        f"the archive holds more than {MAX_FILES} entries or {MAX_UNPACKED >> 20} MB: larger than a submission may be"
+    )
+
+
+def _check_name(name: str) -> None:
+    if name.startswith("/") or ".." in PurePosixPath(name).parts:
+        raise SourceError(f"the archive holds {name}, which lies outside its folder")
+
+
+def _unzip(data: bytes, target: Path) -> None:
+    """A zip's files into ``target``, under :func:`unpack`'s limits. A member's size is the one its header
+    declares (zipfile stops reading a member there, and its checksum catches a header that lies)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+            if len(infos) > MAX_FILES or sum(i.file_size for i in infos) > MAX_UNPACKED:
+                raise _too_large()
+            for info in infos:
+                _check_name(info.filename)
+                if "\\" in info.filename:  # a Windows path: its folders would be lost
+                    raise SourceError(f"the archive holds {info.filename}: zip it again with a tool that writes '/'")
+                mode = info.external_attr >> 16  # the Unix mode, where the zip was made on Unix
+                if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    raise SourceError(f"the archive holds {info.filename}, which is not a regular file")
+            for info in infos:
+                path = target / info.filename
+                if info.is_dir():
+                    path.mkdir(parents=True, exist_ok=True)
+                    continue
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with archive.open(info) as src, path.open("wb") as out:
+                    while chunk := src.read(1 << 16):
+                        out.write(chunk)
+                path.chmod(0o755 if (info.external_attr >> 16) & 0o111 else 0o644)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, zlib.error, OSError) as exc:
         raise SourceError(f"cannot unpack the source: {exc}") from None

@@ -37,7 +37,18 @@ def from_folder(
 
 
 def from_archive(versions: Versions, bot: str, upload: bytes, quota: Quota) -> tuple[Version, int]:
-    """Submit an uploaded ``.tar.gz`` of a bot's folder (``bot.toml`` at its top) as a new version of ``bot``."""
+    """Submit an uploaded ``.tar.gz`` or ``.zip`` of a bot's folder (``bot.toml`` at its top, or in the one
+    folder it holds) as a new version of ``bot``."""
     with tempfile.TemporaryDirectory(prefix="tablanette-upload-") as tmp:
         unpack(upload, tmp)
-        return from_folder(versions, bot, tmp, quota)
+        return from_folder(versions, bot, bot_folder(Path(tmp)), quota)
+
+
+def bot_folder(unpacked: Path) -> Path:
+    """The bot's folder in an unpacked archive: its top, or, when the top has no ``bot.toml`` but one folder,
+    that folder (a desktop's "compress" of a folder, or ``tar czf mybot.tar.gz mybot``, wraps it so; the
+    ``__MACOSX`` folder a Mac adds is no part of it)."""
+    entries = [p for p in unpacked.iterdir() if p.name != "__MACOSX"]
+    if not (unpacked / "bot.toml").exists() and len(entries) == 1 and entries[0].is_dir():
+        return entries[0]
+    return unpacked

@@ -162,6 +162,21 @@ def api_page() -> FileResponse:
     return _page("api.html")
 
 
+@pages.get("/signup")
+def signup_page() -> FileResponse:
+    return _page("signup.html")
+
+
+@pages.get("/login")
+def login_page() -> FileResponse:
+    return _page("login.html")
+
+
+@pages.get("/account")
+def account_page() -> FileResponse:
+    return _page("account.html")
+
+
 # ---------------------------------------------------------------- JSON API
 # Each route hands its data straight to JSONResponse (no generic re-encoding).
 
@@ -332,8 +347,9 @@ def api_output_visibility(reads: ReadsDep, bot: str, body: OutputVisibility, req
     "/bots/{bot}/versions",
     tags=["hosted bots"],
     status_code=201,
-    summary="Submit a new version: the body is a .tar.gz of the bot's folder (bot.toml at its top), "
-    "with the bot's owner key as `Authorization: Bearer KEY`; answers the new version",
+    summary="Submit a new version: the body is a .tar.gz or .zip of the bot's folder (bot.toml at its top), "
+    "with the bot's owner key as `Authorization: Bearer KEY`, or by the account that owns it (a new name: "
+    "the account's first upload creates the bot); answers the new version",
 )
 async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
     await run_in_threadpool(_submitter, reads, bot, request)
@@ -356,7 +372,7 @@ def _submitter(reads: Reads, bot: str, request: Request) -> None:
     who = caller(request)
     if who is not None and not reads.versions.of(bot) and front_door.owns(request, bot) is None:
         acting(request)
-        front_door.claim(request, who, bot)  # 409 if the name is anyone's (a connected bot's too)
+        front_door.claim(request, who, bot)  # 422 for a name no bot can have, 409 if it is anyone's
         AuditLog(reads.leagues.r, reads.leagues.prefix).record(
             "bot_created", account=who.account.name, bot=bot, bot_kind="hosted"
         )

@@ -121,6 +121,14 @@ def api_logout(request: Request, who: Acting) -> JSONResponse:
     return res
 
 
+@router.get("/session", summary="Who is logged in here, if anyone (null): answers 200 either way, so any page may ask")
+def api_session(request: Request) -> JSONResponse:
+    who = caller(request)
+    if who is None or who.via != "session":
+        return JSONResponse({"account": None})
+    return JSONResponse({"account": who.account.to_json(), "csrf": who.csrf})
+
+
 @router.get("/me", summary="The account asking: its bots, its API keys, and (by a session) the CSRF token")
 def api_me(request: Request, who: SignedIn) -> JSONResponse:
     accounts = accounts_of(request)

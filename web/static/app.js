@@ -141,6 +141,37 @@ const TA = (() => {
     if (box) clear(box);
   }
 
+  // ------------------------------------------------------------------ the account (a web session)
+
+  let sessionAsked = null;
+
+  /** Who is logged in in this browser: {account: {name, ...}, csrf} or {account: null}; asked once a page
+   *  (fresh: ask again). GET /api/session answers 200 either way, so no page logs a refusal for a visitor. */
+  function session(fresh) {
+    if (!sessionAsked || fresh) sessionAsked = fetchJSON(urls.api("/session")).catch(() => ({ account: null }));
+    return sessionAsked;
+  }
+
+  /** A call that changes something, by this browser's session: with its CSRF token (X-CSRF-Token), a JSON
+   *  body (or a Blob as it is). Throws ApiError whose .detail is the API's own words. */
+  async function send(method, path, body, type) {
+    const s = await session();
+    const headers = { Accept: "application/json", "X-CSRF-Token": s.csrf || "" };
+    let payload = body;
+    if (body !== undefined && !(body instanceof Blob)) {
+      headers["Content-Type"] = "application/json";
+      payload = JSON.stringify(body);
+    } else if (type) {
+      headers["Content-Type"] = type;
+    }
+    return fetchJSON(urls.api(path), { method, headers, body: payload });
+  }
+
+  /** What to show of a failed call: the API's detail, else the error's message. */
+  function reason(err) {
+    return err && err.detail !== undefined ? String(err.detail) : err instanceof Error ? err.message : String(err);
+  }
+
   // ------------------------------------------------------------------ cards
 
   const SUITS = {
@@ -581,8 +612,28 @@ const TA = (() => {
           { class: "site-nav", "aria-label": "main" },
           nav.map(([key, href, label]) => el("a", { href, "aria-current": key === active ? "page" : null, text: label })),
         ),
+        accountSlot(active),
       ),
     );
+  }
+
+  /** The header's right end: "Sign up / Log in", or the account's name (its page) once logged in. */
+  function accountSlot(active) {
+    const slot = el("span", { class: "site-account", "data-testid": "site-account" });
+    session().then((s) => {
+      clear(slot);
+      if (s.account) {
+        slot.append(el("a", { href: "/account", "data-testid": "account-link", "aria-current": active === "account" ? "page" : null, text: s.account.name }));
+      } else {
+        slot.append(
+          el("a", { href: "/signup", "data-testid": "signup-link", "aria-current": active === "signup" ? "page" : null, text: "Sign up" }),
+          " / ",
+          el("a", { href: "/login", "data-testid": "login-link", "aria-current": active === "login" ? "page" : null, text: "Log in" }),
+        );
+      }
+      slot.dataset.state = s.account ? "in" : "out";
+    });
+    return slot;
   }
 
   function crumbs(items) {
@@ -608,6 +659,9 @@ const TA = (() => {
     pathParts,
     fetchJSON,
     load,
+    session,
+    send,
+    reason,
     showError,
     clearErrors,
     SUITS,

@@ -57,6 +57,11 @@
     const key = sessionStorage.getItem(KEY);
     return key ? { Authorization: `Bearer ${key}` } : {};
   };
+  // An owner logged in with the account that owns the bot needs no key, but its session's CSRF token.
+  const csrf = async () => {
+    const s = await TA.session();
+    return s.csrf ? { "X-CSRF-Token": s.csrf } : {};
+  };
 
   // The owner reads the output with the key, and chooses whether everyone may.
   function renderOwner(v) {
@@ -71,7 +76,7 @@
         try {
           const res = await fetch(urls.api(`/bots/${encodeURIComponent(bot)}/output-visibility`), {
             method: "POST",
-            headers: { ...ownerHeaders(), "Content-Type": "application/json" },
+            headers: { ...ownerHeaders(), ...(await csrf()), "Content-Type": "application/json" },
             body: JSON.stringify({ public: !v.output_public }),
           });
           const body = await res.json().catch(() => ({}));
@@ -112,7 +117,7 @@
 
   // The owner asks the operator to lift a quarantine (with the owner key, as for a submission).
   function liftForm(league) {
-    const key = el("input", { type: "password", autocomplete: "off", required: true, "data-testid": "lift-key" });
+    const key = el("input", { type: "password", autocomplete: "off", "data-testid": "lift-key", placeholder: "not needed when logged in as its owner" });
     key.value = sessionStorage.getItem(KEY) || "";
     const message = el("textarea", { rows: "2", maxlength: "2000", required: true, "data-testid": "lift-message", placeholder: "What you fixed, or why it should play again" });
     const result = el("p", { class: "hint", "data-testid": "lift-result" });
@@ -130,12 +135,12 @@
       try {
         const res = await fetch(urls.api(`/bots/${encodeURIComponent(bot)}/versions/${encodeURIComponent(number)}/lift-request`), {
           method: "POST",
-          headers: { Authorization: `Bearer ${key.value.trim()}`, "Content-Type": "application/json" },
+          headers: { ...(key.value.trim() ? { Authorization: `Bearer ${key.value.trim()}` } : {}), ...(await csrf()), "Content-Type": "application/json" },
           body: JSON.stringify({ league, message: message.value }),
         });
         const body = await res.json().catch(() => ({}));
         if (!res.ok) throw new Error(typeof body.detail === "string" ? body.detail : `${res.status} ${res.statusText}`);
-        sessionStorage.setItem(KEY, key.value.trim());
+        if (key.value.trim()) sessionStorage.setItem(KEY, key.value.trim());
         await refresh();
       } catch (err) {
         result.className = "conduct-flag";
