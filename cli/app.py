@@ -38,6 +38,15 @@ def _bot(module: Any) -> None:
     module.bot_app.command("output")(hosting_cmd.output)
 
 
+def _remote(module: Any) -> None:
+    from . import remote_bots  # an author's bots and the ladders, over the arena's web API
+
+    module.app.command("bots")(remote_bots.bots)
+    module.app.add_typer(remote_bots.bot_app, name="bot")
+    module.app.command("ladder")(remote_bots.ladder)
+    module.app.add_typer(module.key_app, name="key")
+
+
 COMMANDS: dict[str, tuple[str, str, Callable[[Any], None] | None]] = {
     "rules": ("rules_cmd", "app", None),
     "records": ("records_cmd", "app", _records),
@@ -53,6 +62,9 @@ COMMANDS: dict[str, tuple[str, str, Callable[[Any], None] | None]] = {
     "audit": ("audit_cmd", "audit", None),
     "account": ("account_cmd", "app", None),
     "league": ("league_cmd", "app", _league),
+    "login": ("remote_cmd", "login", None),
+    "logout": ("remote_cmd", "logout", None),
+    "remote": ("remote_cmd", "app", _remote),
 }
 """Each command: (module in this package, its Typer app or function, wiring to do once loaded)."""
 
