@@ -152,9 +152,11 @@ def _password_login(base: str, name: str, password: str, sign_up: bool, invite: 
     else:
         answer = remote.post("/api/session", {"name": name, "password": password})
     remote.csrf = str(answer["csrf"])
-    made = remote.post("/api/me/keys", {"label": label[:64]})
-    with contextlib.suppress(RemoteError):  # the key is what stays; the session ends by itself if not here
-        remote.delete("/api/session")
+    try:
+        made = remote.post("/api/me/keys", {"label": label[:64]})
+    finally:  # the key is what stays (if it was made); the session ends by itself if not here
+        with contextlib.suppress(RemoteError):
+            remote.delete("/api/session")
     return Login(base, str(made["key"]), str(answer["account"]["name"]))
 
 
@@ -186,6 +188,8 @@ def login(
     if warning := cleartext_warning(base):
         print(warning, file=sys.stderr)
     if key is not None:
+        if sign_up or password_stdin or invite:
+            raise RemoteError("--key logs in with a key alone: no --sign-up, --invite or --password-stdin with it")
         saved = _key_login(base, key)
     else:
         if name is None and not sys.stdin.isatty():
@@ -198,10 +202,23 @@ def login(
     verb = "signed up and logged in" if sign_up else "logged in"
     say(f"{verb} to {saved.url} as {saved.account}; its key {saved.key[:10]}... is kept in {path}")
     if earlier is not None and earlier.key != saved.key:
-        say(
+        say(_retire(earlier, saved))
+
+
+def _retire(earlier: Login, saved: Login) -> str:
+    """What became of the login a new one replaced: its key is revoked when it was this arena's and account's
+    (one key a machine), and left alone otherwise (it is another account's, or another arena's)."""
+    if earlier.url != saved.url or earlier.account.lower() != saved.account.lower():
+        return (
             f"it replaces the login to {earlier.url} as {earlier.account}, whose key {earlier.key[:10]}... stays "
             "valid until revoked (`tablanette remote key list` there)"
         )
+    remote = Remote(saved.url, saved.key)
+    try:
+        remote.delete(f"/api/me/keys/{segment(own_key_id(remote, earlier.key))}")
+    except RemoteError as exc:
+        return f"the earlier login's key {earlier.key[:10]}... was not revoked: {exc}"
+    return f"the earlier login's key {earlier.key[:10]}... is revoked"
 
 
 @reported

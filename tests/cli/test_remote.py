@@ -120,9 +120,9 @@ def test_login_keeps_a_private_key_that_works_and_ends_its_web_session(site: Sit
     assert saved["url"] == site.base and saved["account"] == author.name and saved["key"].startswith("tbk_")
     assert me(site, saved["key"]) == 200
     arena = site.arena
-    label = Accounts(arena.redis, arena.prefix).credentials.keys(author.name.lower())[0].label
-    assert label.startswith("tablanette CLI on ")
-    assert arena.redis.scard(f"{arena.prefix}:account-web-sessions:{author.name.lower()}") == 0
+    credentials = Accounts(arena.redis, arena.prefix).credentials
+    assert credentials.keys(author.name.lower())[0].label.startswith("tablanette CLI on ")
+    assert credentials.end_sessions(author.name.lower()) == 0  # the login's web session was ended at once
     out = author.ok("remote", "whoami")
     assert out.startswith(f"{author.name} at {site.base} (active") and "bots: none yet" in out
 
@@ -131,6 +131,11 @@ def test_login_keeps_a_private_key_that_works_and_ends_its_web_session(site: Sit
     assert "logged in to" in again.ok("login", site.base, "--name", author.name, stdin=PASSWORD + "\n")
     assert again.saved()["key"] != saved["key"]
     assert "API keys: 2" in again.ok("remote", "whoami")
+
+    out = author.ok("login", site.base, "--name", author.name, stdin=PASSWORD + "\n")  # again, on this machine
+    assert f"the earlier login's key {saved['key'][:10]}... is revoked" in out
+    assert me(site, saved["key"]) == 401 and me(site, author.saved()["key"]) == 200
+    assert "API keys: 2" in author.ok("remote", "whoami")  # one a machine
 
 
 def test_a_connected_bot_gets_a_token_that_rotates_and_revokes(site: Site, author: Author) -> None:
