@@ -121,7 +121,7 @@ def test_login_keeps_a_private_key_that_works_and_ends_its_web_session(site: Sit
     assert me(site, saved["key"]) == 200
     arena = site.arena
     credentials = Accounts(arena.redis, arena.prefix).credentials
-    assert credentials.keys(author.name.lower())[0].label.startswith("tablanette CLI on ")
+    assert credentials.api_keys(author.name.lower())[0].label.startswith("tablanette CLI on ")
     assert credentials.end_sessions(author.name.lower()) == 0  # the login's web session was ended at once
     out = author.ok("remote", "whoami")
     assert out.startswith(f"{author.name} at {site.base} (active") and "bots: none yet" in out
