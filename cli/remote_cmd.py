@@ -93,8 +93,11 @@ def connect() -> tuple[Remote, Login]:
 
 
 def own_key_id(remote: Remote, key: str) -> str:
-    """The id of ``key`` among the account's keys, found by its prefix (the arena keeps no more of it)."""
-    matches = [k["id"] for k in remote.get("/api/me")["keys"] if key.startswith(k["prefix"])]
+    """The id of ``key``, the key asking (the arena says which of the account's keys that is)."""
+    me = remote.get("/api/me")
+    if me.get("key_id"):
+        return str(me["key_id"])
+    matches = [k["id"] for k in me["keys"] if key.startswith(k["prefix"])]  # an arena from before key_id
     if len(matches) != 1:
         found = "no key" if not matches else f"{len(matches)} keys"
         raise RemoteError(
@@ -213,7 +216,7 @@ def _retire(earlier: Login, saved: Login) -> str:
             f"it replaces the login to {earlier.url} as {earlier.account}, whose key {earlier.key[:10]}... stays "
             "valid until revoked (`tablanette remote key list` there)"
         )
-    remote = Remote(saved.url, saved.key)
+    remote = Remote(saved.url, earlier.key)  # the earlier key revokes itself
     try:
         remote.delete(f"/api/me/keys/{segment(own_key_id(remote, earlier.key))}")
     except RemoteError as exc:
@@ -289,7 +292,7 @@ def key_list() -> None:
 def key_revoke(key_id: Annotated[str, typer.Argument(help="The key's id (`tablanette remote key list`).")]) -> None:
     """Revoke one of your API keys (this machine's too: that logs it out)."""
     remote, saved = connect()
-    mine = any(k["id"] == key_id and saved.key.startswith(k["prefix"]) for k in remote.get("/api/me")["keys"])
+    mine = own_key_id(remote, saved.key) == key_id
     gone = remote.delete(f"/api/me/keys/{segment(key_id)}")["revoked"]
     if mine:
         forget()

@@ -129,13 +129,18 @@ def api_session(request: Request) -> JSONResponse:
     return JSONResponse({"account": who.account.to_json(), "csrf": who.csrf})
 
 
-@router.get("/me", summary="The account asking: its bots, its API keys, and (by a session) the CSRF token")
+@router.get(
+    "/me",
+    summary="The account asking: its bots, its API keys, and the CSRF token (by a session) or the id of the key asking",
+)
 def api_me(request: Request, who: SignedIn) -> JSONResponse:
     accounts = accounts_of(request)
     keys = [k.to_json() for k in accounts.credentials.api_keys(who.account.key)]
     out: dict[str, Any] = {"account": who.account.to_json(), "bots": _bots(request, who), "keys": keys}
     if who.via == "session":
         out["csrf"] = who.csrf
+    else:
+        out["key_id"] = who.key_id  # the key asking: a script can revoke its own key exactly
     return JSONResponse(out)
 
 

@@ -279,6 +279,7 @@ def test_keys_are_shown_once_listed_by_prefix_and_dead_once_revoked(open_arena: 
     assert listed == [{k: made[k] for k in ("id", "label", "created", "prefix")}] and "key" not in listed[0]
     assert made["key"].encode() not in stored(r, prefix)
     bearer = {"Authorization": f"Bearer {made['key']}"}
+    assert app_on(r, prefix).get("/api/me", headers=bearer).json()["key_id"] == made["id"]  # which key asks
     assert web.delete(f"/api/me/keys/{made['id']}", headers={"X-CSRF-Token": csrf}).status_code == 200
     assert app_on(r, prefix).get("/api/me", headers=bearer).status_code == 401
     assert web.delete("/api/session", headers={"X-CSRF-Token": csrf}).status_code == 200
