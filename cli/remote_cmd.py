@@ -5,7 +5,9 @@ logs in with the account's name and password (or signs up, ``--sign-up``), makes
 for this machine and keeps it in a private file (:mod:`cli.remote_config`); every ``tablanette remote``
 command then calls the arena's JSON API with that key (:mod:`cli.remote_client`), and ``tablanette
 logout`` revokes the key on the arena and removes the file. The password is never kept, never echoed,
-and never on the command line (it is prompted for, or read from standard input).
+and never on the command line (it is prompted for, or read from standard input). In CI, with no file,
+``TABLANETTE_REMOTE_URL`` and ``TABLANETTE_REMOTE_KEY`` (a key from the CI's secret store) stand in for
+the login.
 
 Everything the arena answers is printed through :mod:`store.printable` (a bot's output and its build's
 log above all: it is a stranger's text), and every failure is one line, ``error: STATUS DETAIL``, with
@@ -87,6 +89,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
 def connect() -> tuple[Remote, Login]:
     """The saved login's client; warns (stderr) when its key is to cross a network in clear."""
     saved = load()
+    saved = Login(normalise_url(saved.url), saved.key, saved.account)  # TABLANETTE_REMOTE_URL is checked too
     if warning := cleartext_warning(saved.url):
         print(warning, file=sys.stderr)
     return Remote(saved.url, saved.key), saved

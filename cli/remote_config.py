@@ -56,6 +56,13 @@ def check_private(path: Path) -> None:
 
 def load(path: Path | None = None) -> Login:
     """The saved login, checked to be private; :class:`ConfigError` if there is none or it is unsafe."""
+    if path is None and os.environ.get("TABLANETTE_REMOTE_KEY"):  # CI: a key from its secret store, no file
+        url, key = os.environ.get("TABLANETTE_REMOTE_URL", ""), os.environ["TABLANETTE_REMOTE_KEY"]
+        if not url:
+            raise ConfigError("TABLANETTE_REMOTE_KEY is set but TABLANETTE_REMOTE_URL, the arena's address, is not")
+        if not key.startswith("tbk_"):
+            raise ConfigError("TABLANETTE_REMOTE_KEY is not a personal API key (tbk_...)")
+        return Login(url.rstrip("/"), key, "")
     path = path or config_path()
     if not path.exists():
         raise ConfigError("not logged in: `tablanette login URL` first")

@@ -67,9 +67,10 @@ class Author:
     def config(self) -> Path:
         return self.home / "config" / "tablanette" / "remote.json"
 
-    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    def run(self, *args: str, stdin: str = "", **extra: str) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TABLANETTE_")}
         env |= {"HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / "config"), "TABLANETTE_REDIS_URL": NO_REDIS}
+        env |= extra
         env["PYTHONPATH"] = str(ROOT)
         return subprocess.run(
             [*CLI, *args], input=stdin, capture_output=True, text=True, timeout=60, env=env, cwd=self.home
@@ -205,6 +206,19 @@ def test_keys_are_listed_made_and_revoked_and_logout_kills_this_machines(site: S
 
     assert f"as {author.name}" in author.ok("login", site.base, "--key", "-", stdin=_key(author))
     assert author.saved()["account"] == author.name
+
+
+def test_ci_passes_its_key_in_the_environment_with_no_login_file(site: Site, author: Author, tmp_path: Path) -> None:
+    ci = author.ok("remote", "key", "create", "--label", "ci").splitlines()[1]
+    runner = Author(site, tmp_path / "ci-runner", author.name)
+    runner.home.mkdir()
+    done = runner.run("remote", "whoami", TABLANETTE_REMOTE_URL=site.base, TABLANETTE_REMOTE_KEY=ci)
+    assert done.returncode == 0 and done.stdout.startswith(f"{author.name} at {site.base}"), done.stderr
+    assert not runner.config.exists()
+    no_url = runner.run("remote", "whoami", TABLANETTE_REMOTE_KEY=ci)
+    assert no_url.returncode == 1 and "TABLANETTE_REMOTE_URL" in no_url.stderr
+    bad_url = runner.run("remote", "whoami", TABLANETTE_REMOTE_URL="ftp://x", TABLANETTE_REMOTE_KEY=ci)
+    assert bad_url.returncode == 1 and "http:// or https://" in bad_url.stderr
 
 
 def _key(author: Author) -> str:
