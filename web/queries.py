@@ -125,8 +125,10 @@ def los(reads: Reads, league_id: str, limit: int = 30) -> dict[str, Any]:
 
 
 def crosstable(reads: Reads, league_id: str, limit: int = 30) -> dict[str, Any]:
-    """Head-to-head scores among the top ``limit`` bots of the (fitted) ladder, in its order."""
-    order = [r["bot"] for r in fitted(reads.results, reads.leagues.load(league_id))["ratings"]]
+    """Head-to-head scores among the top ``limit`` bots of the (fitted) ladder, in its order (a league fitted on
+    skill is ordered by it, as its ladder is)."""
+    fit = fitted(reads.results, reads.leagues.load(league_id))
+    order = [r["bot"] for r in fit.get("skill", fit)["ratings"]]
     bots = order[: max(limit, 1)]
     cells = reads.results.head_to_head(league_id, bots)
     return {"bots": bots, "cells": cells, "shown": len(bots), "total_bots": len(order)}
