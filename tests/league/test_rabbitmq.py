@@ -31,11 +31,19 @@ from worker.metrics import AmqpQueueDepth, QueueDepth, queue_depth
 AMQP_URL = os.environ.get("TABLANETTE_TEST_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672/")
 
 
-def _answers(url: str) -> bool:
+def _answers(url: str, patience: float = 30.0) -> bool:
+    """Whether the broker takes connections, asked again for ``patience`` seconds (a loaded machine, or a
+    broker another test has just restarted, is slow: a skip must mean there is none)."""
     parts = urlsplit(url)
-    with socket.socket() as s:
-        s.settimeout(2)
-        return s.connect_ex((parts.hostname or "127.0.0.1", parts.port or 5672)) == 0
+    deadline = time.monotonic() + patience
+    while True:
+        with socket.socket() as s:
+            s.settimeout(2)
+            if s.connect_ex((parts.hostname or "127.0.0.1", parts.port or 5672)) == 0:
+                return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(1)
 
 
 def _ctl(*args: str) -> subprocess.CompletedProcess[str] | None:
