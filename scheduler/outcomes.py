@@ -6,6 +6,9 @@ finished match by :func:`outcome_of`; :func:`game_score` scores it for one team.
 
 from __future__ import annotations
 
+import itertools
+import math
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,3 +69,17 @@ def game_score(o: Outcome, team: int) -> float:
     mine = o.placing[team]
     others = [p for t, p in enumerate(o.placing) if t != team]
     return sum(1.0 if mine > p else 0.5 if mine == p else 0.0 for p in others) / len(others)
+
+
+def finishing_orders(placing: Sequence[float]) -> list[tuple[list[int], float]]:
+    """Every finishing order of the teams the placing allows (ties in every order), each weighted.
+
+    >>> finishing_orders((1.0, 0.0)), finishing_orders((0.5, 0.5))
+    ([([0, 1], 1.0)], [([0, 1], 0.5), ([1, 0], 0.5)])
+    """
+    groups: dict[float, list[int]] = defaultdict(list)
+    for t, p in enumerate(placing):
+        groups[p].append(t)
+    perms = [list(itertools.permutations(groups[p])) for p in sorted(groups, reverse=True)]
+    count = math.prod(len(x) for x in perms)
+    return [([t for g in combo for t in g], 1 / count) for combo in itertools.product(*perms)]

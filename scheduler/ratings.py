@@ -31,7 +31,8 @@ signed root of the deviance of ``r_a = r_b``. Unlike the curvature at the
 maximum (the Wald interval), this stays honest when one bot wins every game: the
 interval is then short on the side the games bound and long on the side they do
 not. Above :data:`PROFILE_MAX` bots the curvature is used (cheaper, asymptotically
-the same). Neighbours on the ladder whose LOS is below the threshold are
+the same), and above :data:`~scheduler.information.MARGINAL_MAX` the curvature given
+every other bot's rating (:mod:`scheduler.information`). Neighbours on the ladder whose LOS is below the threshold are
 *unsettled* and grouped together.
 
 **The point margin** (own points minus the others' mean, per game) is reported
@@ -57,11 +58,19 @@ from typing import Any
 
 import numpy as np
 
+from scheduler.information import (
+    MARGINAL_MAX,
+    SPARSE_ABOVE,
+    conditional_sd,
+    conditional_z,
+    newton_step,
+    sparse_newton_step,
+)
 from scheduler.numeric import log_sigmoid, normal_cdf, root, sigmoid
-from scheduler.outcomes import Outcome, game_score, outcome_of
+from scheduler.outcomes import Outcome, finishing_orders, game_score, outcome_of
 from scheduler.pairs import games_and_margins, pair_weights
 
-__all__ = ["Fit", "Outcome", "Rating", "fit_ratings", "game_score", "outcome_of"]
+__all__ = ["Fit", "Outcome", "Rating", "fit_ratings", "fitted_model", "game_score", "outcome_of"]
 
 ELO = 400 / math.log(10)
 """Elo points per unit of natural-log strength."""
@@ -114,16 +123,27 @@ class Fit:
     index: dict[str, int] = field(default_factory=dict)
     _los: dict[tuple[str, str], float] = field(default_factory=dict)
     _cov: np.ndarray | None = None
+    _info: tuple[Any, np.ndarray] | None = None
+    """Past :data:`~scheduler.information.MARGINAL_MAX` bots: the sparse information and its diagonal."""
 
     def los(self, a: str, b: str) -> float:
-        """Likelihood that ``a`` is stronger than ``b`` (0.5 if either has not played)."""
+        """Likelihood that ``a`` is stronger than ``b`` (0.5 if either has not played); past
+        :data:`~scheduler.information.MARGINAL_MAX` bots, given every other bot's rating (the conditional
+        variance: :mod:`scheduler.information`)."""
         if a == b or a not in self.index or b not in self.index:
             return 0.5
         if (a, b) not in self._los:
             assert self.model is not None
-            if self.model.n > PROFILE_MAX and self._cov is None:
-                self._cov = np.linalg.pinv(self.model.information(self.theta), hermitian=True)  # once, for every pair
-            z = self.model.signed_root(self.theta, self.index[a], self.index[b], self._cov)
+            i, j = self.index[a], self.index[b]
+            if self.model.n > MARGINAL_MAX:
+                if self._info is None:
+                    info = self.model.information(self.theta, sparse=True)
+                    self._info = (info, np.asarray(info.diagonal()))
+                z = conditional_z(self.theta, self._info[0], self._info[1], i, j)
+            else:
+                if self.model.n > PROFILE_MAX and self._cov is None:  # once, for every pair
+                    self._cov = np.linalg.pinv(self.model.information(self.theta), hermitian=True)
+                z = self.model.signed_root(self.theta, i, j, self._cov)
             self._los[(a, b)], self._los[(b, a)] = normal_cdf(z), normal_cdf(-z)
         return self._los[(a, b)]
 
@@ -179,30 +199,68 @@ def fit_ratings(
     """Fit the league's ratings from all its outcomes (the order they come in does not matter).
 
     ``bots`` adds bots that have not played yet (they sit at ``initial``, provisional).
-    ``intervals=False`` skips the intervals (and margins) when only the order and
-    the LOS are wanted, as the adaptive planner does.
+    ``intervals=False`` skips the intervals when only the order and the LOS are wanted, as the
+    adaptive planner does.
     """
     results = sorted(outcomes, key=lambda o: o.match_id)
     names = sorted({b for o in results for t in o.teams for b in t})
     index = {b: i for i, b in enumerate(names)}
+    if not names:
+        return fitted_model(None, index, [], [], bots, initial=initial, threshold=threshold)
+    model = _Model.build(results, index, prior_draws, pair_weights(results))
+    games, margins = games_and_margins(results, index)
+    return fitted_model(
+        model,
+        index,
+        games,
+        margins,
+        bots,
+        initial=initial,
+        threshold=threshold,
+        provisional_width=provisional_width,
+        intervals=intervals,
+    )
+
+
+def fitted_model(
+    model: _Model | None,
+    index: dict[str, int],
+    games: Sequence[int],
+    margins: Sequence[tuple[float, float]],
+    bots: Sequence[str] = (),
+    *,
+    initial: float = 1500.0,
+    threshold: float = 0.975,
+    provisional_width: float = 100.0,
+    intervals: bool = True,
+    start: np.ndarray | None = None,
+) -> Fit:
+    """The ladder of a built model (``index``: bot -> its column; per column its games and its margin with
+    that margin's standard error), maximized from ``start`` (a warm start: the last fit's ``theta``, as a
+    standing ladder keeps it: :mod:`scheduler.duel_tally`) or from zero. ``bots`` adds the bots not played.
+
+    Intervals come from the profile likelihood up to :data:`PROFILE_MAX` bots, from the inverse information
+    up to :data:`~scheduler.information.MARGINAL_MAX`, and from the conditional variance above it."""
     unplayed = [  # no result says anything about them yet
         Rating(b, initial, -math.inf, math.inf, 0, True, 0.0, -math.inf, math.inf)
-        for b in sorted(set(bots) - set(names))
+        for b in sorted(set(bots) - set(index))
     ]
-    if not names:
+    if model is None:
         return Fit(unplayed, threshold)
-    model = _Model.build(results, index, prior_draws, pair_weights(results))
-    theta = model.maximize()
+    theta = model.maximize(start)
     centred = theta - theta.mean()  # what the ladder shows: each rating over the league's mean
+    n = model.n
     if not intervals:
-        bounds = [(-math.inf, math.inf)] * len(names)
-    elif len(names) <= PROFILE_MAX:
-        bounds = [model.profile_interval(theta, i) for i in range(len(names))]
+        bounds = [(-math.inf, math.inf)] * n
+    elif n <= PROFILE_MAX:
+        bounds = [model.profile_interval(theta, i) for i in range(n)]
     else:
-        centring = np.eye(len(names)) - 1 / len(names)
-        sd = np.sqrt(np.diag(centring @ np.linalg.pinv(model.information(theta), hermitian=True) @ centring.T))
-        bounds = [(centred[i] - Z95 * sd[i], centred[i] + Z95 * sd[i]) for i in range(len(names))]
-    games, margins = games_and_margins(results, index)
+        if n <= MARGINAL_MAX:
+            centring = np.eye(n) - 1 / n
+            sd = np.sqrt(np.diag(centring @ np.linalg.pinv(model.information(theta), hermitian=True) @ centring.T))
+        else:
+            sd = conditional_sd(model.information(theta, sparse=True))
+        bounds = [(centred[i] - Z95 * sd[i], centred[i] + Z95 * sd[i]) for i in range(n)]
     rows = []
     for b, i in index.items():
         low, high = float(bounds[i][0] * ELO + initial), float(bounds[i][1] * ELO + initial)  # not NumPy's
@@ -222,20 +280,6 @@ def fit_ratings(
         )
     rows.sort(key=lambda r: (-r.rating, r.bot))
     return Fit(rows + unplayed, threshold, model, theta, index)
-
-
-def newton_step(information: np.ndarray, gradient: np.ndarray) -> np.ndarray:
-    """The Newton step ``information^-1 @ gradient``; where the information is singular, the least-squares step.
-
-    The information is singular in floating point far out on a profile: where the only thing holding two bots
-    (or two groups that have not met) together is the prior, whose curvature ``s(1-s)`` underflows to zero at
-    ratings some 40 natural-log units apart. There the likelihood is flat and the step there is none.
-    """
-    try:
-        step = np.linalg.solve(information, gradient)
-    except np.linalg.LinAlgError:
-        step = np.linalg.lstsq(information, gradient, rcond=None)[0]
-    return np.asarray(step) if np.all(np.isfinite(step)) else np.zeros_like(gradient)
 
 
 @dataclass
@@ -264,7 +308,7 @@ class _Model:
         met: set[tuple[int, int]] = set()
         for o, w in zip(outcomes, weights, strict=True):
             teams = [team_ids.setdefault(tuple(sorted(index[b] for b in t)), len(team_ids)) for t in o.teams]
-            for order, p in _orders(o.placing):
+            for order, p in finishing_orders(o.placing):
                 for k, t in enumerate(order[:-1]):
                     events[(teams[t], tuple(sorted(teams[x] for x in order[k:])))] += w * p
             for x, y in itertools.combinations(o.teams, 2):
@@ -322,8 +366,9 @@ class _Model:
         np.add.at(g_u, self.rest[self.mask], -(self.weight[:, None] * p)[self.mask])
         return np.asarray(self.A.T @ g_u) + self.prior * (0.5 - sigmoid(theta))
 
-    def information(self, theta: np.ndarray) -> np.ndarray:
-        """Minus the Hessian of the log-likelihood (exact for this model), prior included."""
+    def information(self, theta: np.ndarray, sparse: bool = False) -> Any:
+        """Minus the Hessian of the log-likelihood (exact for this model), prior included: a NumPy array, or
+        with ``sparse`` (a league past :data:`~scheduler.information.SPARSE_ABOVE` bots) a SciPy CSR matrix."""
         p = self._probabilities(theta)
         width = self.rest.shape[1]
         rows, cols, vals = [], [], []
@@ -336,6 +381,15 @@ class _Model:
                 vals.append(h[both])
         teams = self.A.shape[0]
         where = (np.concatenate(rows), np.concatenate(cols))
+        s = sigmoid(theta)
+        if sparse:
+            from scipy.sparse import coo_matrix, csr_matrix, diags
+
+            teams_of = csr_matrix(self.A)
+            h_sparse = coo_matrix((np.concatenate(vals), where), shape=(teams, teams)).tocsr()
+            out = (teams_of.T @ h_sparse @ teams_of + diags(self.prior * s * (1 - s))).tocsr()
+            out.sort_indices()
+            return out
         if isinstance(self.A, np.ndarray):
             h_dense = np.zeros((teams, teams))
             np.add.at(h_dense, where, np.concatenate(vals))
@@ -345,7 +399,6 @@ class _Model:
 
             h_u = coo_matrix((np.concatenate(vals), where), shape=(teams, teams))
             info = np.asarray((self.A.T @ h_u.tocsr() @ self.A).todense())
-        s = sigmoid(theta)
         info[np.diag_indices(self.n)] += self.prior * s * (1 - s)
         return info
 
@@ -364,7 +417,10 @@ class _Model:
             g = self.gradient(theta)[free]
             if np.abs(g).max() < 1e-9:
                 break
-            step = newton_step(self.information(theta)[np.ix_(free, free)], g)
+            if len(free) == self.n > SPARSE_ABOVE:
+                step = sparse_newton_step(self.information(theta, sparse=True), g)
+            else:
+                step = newton_step(self.information(theta)[np.ix_(free, free)], g)
             t = 1.0
             while True:  # halve the step until the likelihood rises
                 trial = theta.copy()
@@ -436,17 +492,3 @@ class _Model:
 def _finite(values: Sequence[float], digits: int = 2) -> list[float] | None:
     """Rounded values, or None when one is not finite (too little to say)."""
     return [round(v, digits) for v in values] if all(math.isfinite(v) for v in values) else None
-
-
-def _orders(placing: Sequence[float]) -> list[tuple[list[int], float]]:
-    """Every finishing order of the teams the placing allows (ties in every order), each weighted.
-
-    >>> _orders((1.0, 0.0)), _orders((0.5, 0.5))
-    ([([0, 1], 1.0)], [([0, 1], 0.5), ([1, 0], 0.5)])
-    """
-    groups: dict[float, list[int]] = defaultdict(list)
-    for t, p in enumerate(placing):
-        groups[p].append(t)
-    perms = [list(itertools.permutations(groups[p])) for p in sorted(groups, reverse=True)]
-    count = math.prod(len(x) for x in perms)
-    return [([t for g in combo for t in g], 1 / count) for combo in itertools.product(*perms)]
