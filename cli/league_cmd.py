@@ -1,4 +1,4 @@
-"""``tablanette league create | add-bot | start | retry | status | list | lift | cancel``."""
+"""``tablanette league create | add-bot | remove-bot | start | retry | status | list | lift | cancel``."""
 
 from __future__ import annotations
 
@@ -52,9 +52,15 @@ pair per pairing, then games between the neighbours the ladder is least sure
 of, until they are settled or --budget is spent), a placement (--format
 gauntlet --reference A,B,C: every bot added is placed on that ladder of
 reference bots with a 95% interval, playing the reference nearest its rating
-until the interval is within 75 Elo or the budget of 400 games is spent) and sprt (a challenger
+until the interval is within 75 Elo or the budget of 400 games is spent), sprt (a challenger
 against --champion in mirrored pairs until an SPRT of --elo0 against --elo1
-decides).
+decides) and standing (a ladder that never ends: bots join with
+`league add-bot` and leave with `league remove-bot` while it runs; a new bot
+or version is placed against the reference bots (--reference) or its nearest
+placed bots, then pairs go between ladder neighbours whose order is least
+sure, every bot gets a minimum share of games and none hogs the workers; a
+newer version of a hosted bot retires its older ones; a bot not connected is
+skipped, never forfeited; two players, fitted on wins and losses).
 
 A bot whose conduct crosses a --quarantine-* limit is taken out of
 scheduling: its matches wait (never charged to its opponents) until
@@ -108,8 +114,8 @@ def create(
     reference: Annotated[
         str,
         typer.Option(
-            help="gauntlet: place the bots you add on this ladder of reference bots (comma-separated, e.g. "
-            "random,greedy,strong), in as few games as the intervals allow; no --champion then."
+            help="gauntlet or standing: place the bots you add on this ladder of reference bots (comma-separated, "
+            "e.g. random,greedy,strong), in as few games as the intervals allow; no --champion then."
         ),
     ] = "",
     elo0: Annotated[float, typer.Option(help="sprt: H0, the challenger is this much stronger (Elo).")] = 0.0,
@@ -154,18 +160,35 @@ def create(
 def add_bot(
     name: str, bots: Annotated[list[str], typer.Argument(help="Registered bots, or hosted versions (NAME@N).")]
 ) -> None:
-    """Add participants (before the league starts): registered bots (`tablanette bot add`), or hosted
-    versions that passed their preflight (`mybot@3`, or `mybot@latest` for the newest such)."""
+    """Add participants (before the league starts; to a standing ladder at any time): registered bots
+    (`tablanette bot add`), or hosted versions that passed their preflight (`mybot@3`, or `mybot@latest`
+    for the newest such). In a standing ladder a version retires the older versions of its bot."""
     st = store()
     bots = _participants(st, bots)
     try:
+        before = set(st.load(name).retired)
         league = st.add_bots(name, bots)
     except LeagueError as exc:
         fail(str(exc))
-    console.print(f"league {name}: {len(league.bots)} bots ({', '.join(league.bots)})", highlight=False)
+    shown = ", ".join(league.bots) if len(league.bots) <= 20 else f"{', '.join(league.bots[-5:])}, ..."
+    console.print(f"league {name}: {len(league.bots)} bots ({shown})", highlight=False)
+    if retired := [b for b in league.retired if b not in before]:
+        console.print(f"league {name}: retired from pairing (their games stay): {', '.join(retired)}")
     if too_few_bots(league):
         need = fewest_bots(league)
         console.print(f"league {name}: it needs at least {need} to start (`league add-bot` adds more)", highlight=False)
+
+
+@app.command("remove-bot")
+def remove_bot(name: str, bots: Annotated[list[str], typer.Argument(help="Bots of the league.")]) -> None:
+    """Take participants out (before the league starts; from a standing ladder at any time, where they are
+    retired: no longer paired, their games staying on the ladder, and their matches not begun withdrawn)."""
+    try:
+        league = store().remove_bots(name, bots)
+    except LeagueError as exc:
+        fail(str(exc))
+    verb = "retired (their games stay on the ladder)" if league.format == "standing" else "removed"
+    console.print(f"league {name}: {verb}: {', '.join(bots)}; {len(league.bots)} bots left", highlight=False)
 
 
 def _participants(st: LeagueStore, bots: list[str]) -> list[str]:
@@ -334,7 +357,15 @@ def status(name: str, as_json: JsonOpt = False) -> None:
 
 
 def _note_line(note: dict[str, Any]) -> str:
-    """What an adaptive, placement or SPRT league's planner concluded, in a line."""
+    """What an adaptive, placement, SPRT or standing league's planner concluded, in a line."""
+    if note.get("format") == "standing":
+        unsure = ", ".join(f"{a}/{b} {los:.1%}" for a, b, los in note.get("least_sure", []))
+        return (
+            f"standing: {note.get('active', 0)} of {note.get('bots', 0)} bots playing ({note.get('away', 0)} away, "
+            f"{note.get('retired', 0)} retired by a newer version), {note.get('newcomers', 0)} being placed, "
+            f"{note.get('starved', 0)} below their share; {note.get('pending', 0)} of {note.get('ahead', 0)} "
+            f"matches queued ahead; {note.get('results', 0)} results" + (f"; least sure: {unsure}" if unsure else "")
+        )
     if "decision" in note:
         verdict = {"H1": "H1 accepted: the challenger is better", "H0": "H0 accepted: the challenger is not better"}
         lo, hi = note["elo_interval"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from scheduler.outcomes import Outcome
-from scheduler.ratings import ANCHOR_DRAWS, DENSE_TEAMS, ELO, Fit, _Model, fitted_model
+from scheduler.ratings import ANCHOR_DRAWS, DENSE_TEAMS, Fit, _Model, fitted_model
 
 SHRINK = 4.0
 """As :func:`scheduler.pairs.design_effect`: a pair's correlation is shrunk by ``n / (n + SHRINK)``."""
@@ -148,6 +148,19 @@ class DuelTally:
         k = None if i is None or j is None else self.pair_of.get((min(i, j), max(i, j)))
         return 0 if k is None else round(float(self._pairs[k, :4].sum()))
 
+    def pair_games_of(self, first: Sequence[str], second: Sequence[str]) -> np.ndarray:
+        """Games each bot of ``first`` played against the bot beside it in ``second``."""
+        rows = np.full(len(first), -1, dtype=np.int64)
+        index, pair_of = self.index, self.pair_of
+        for k, (a, b) in enumerate(zip(first, second, strict=True)):
+            i, j = index.get(a), index.get(b)
+            if i is not None and j is not None:
+                rows[k] = pair_of.get((i, j) if i < j else (j, i), -1)
+        out = np.zeros(len(first), dtype=np.int64)
+        seen = rows >= 0
+        out[seen] = np.rint(self._pairs[rows[seen], :4].sum(axis=1)).astype(np.int64)
+        return out
+
     def model(self) -> _Model:
         """The rating model of everything folded in: per pair, one event each way (prior draws included)."""
         m = len(self.pair_of)
@@ -183,12 +196,11 @@ class DuelTally:
             out.append((float(mean), float(se)))
         return out
 
-    def start(self, ratings: Mapping[str, float], initial: float, heirs: Mapping[str, str] = {}) -> np.ndarray:
-        """A warm start from ratings on the ladder's scale (a last fit's, or a cached ladder's): each bot's, or
-        for a bot without one its predecessor's (``heirs``: bot -> the bot whose rating it starts from), or
-        ``initial``."""
-        got = [ratings.get(b, ratings.get(heirs.get(b, ""), initial)) for b in self.names]
-        return (np.array(got, dtype=float) - initial) / ELO
+    def start(self, theta: Mapping[str, float], heirs: Mapping[str, str] | None = None) -> np.ndarray:
+        """A warm start: each bot's strength (natural-log units, as :attr:`Fit.theta` holds them) from ``theta``,
+        or for a bot without one its predecessor's (``heirs``: bot -> the bot it starts from), or 0."""
+        heirs = heirs or {}
+        return np.array([theta.get(b, theta.get(heirs.get(b, ""), 0.0)) for b in self.names], dtype=float)
 
     def fit(
         self,

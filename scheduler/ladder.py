@@ -13,6 +13,12 @@ Fitting takes from milliseconds (a few bots) to a couple of seconds (forty bots
 with profile-likelihood intervals), so the fitted ladder is cached in Redis
 with the number of results behind it; a live league's ladder is refitted at
 most every :data:`REFIT_EVERY` seconds, and a finished league's never again.
+
+A standing ladder's scheduler fits it anyway, warm, to choose its pairs
+(:mod:`scheduler.standing`), and publishes that fit as the cached ladder
+(:func:`publish`); past :data:`STANDING_IN_REQUEST_MAX` results a reader serves
+what it published however old (a fit from every result would take seconds
+there), so a page of a 10,000-bot ladder answers in milliseconds.
 """
 
 from __future__ import annotations
@@ -28,6 +34,12 @@ from store.results import LeagueResults
 
 REFIT_EVERY = 5.0
 """Seconds: while results keep coming, the cached ladder is at most this old."""
+STANDING_IN_REQUEST_MAX = 20_000
+"""Past this many results, a standing ladder's readers serve the ladder its scheduler published, never fitting
+it themselves (unless nothing was published yet)."""
+LUCK_MAX = 20_000
+"""Up to this many results, a published standing ladder carries its luck correction (it reads every result);
+past it, the last one computed stays."""
 LOS_TOP = 100
 """The likelihood-of-superiority matrix cached (and served) covers at most the top this many bots."""
 
@@ -48,7 +60,8 @@ def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY)
     count = results.outcome_count(league.league_id)
     cached = results.cached(league.league_id, "fit")
     young = cached and (cached["results"] == count or time.time() - cached["computed_at"] < max_age)
-    if cached and young and (league.fitted_on == "skill") == ("skill" in cached):
+    kept = league.format == "standing" and count > STANDING_IN_REQUEST_MAX  # its scheduler refits it
+    if cached and (young or kept) and (league.fitted_on == "skill") == ("skill" in cached):
         return cached
     outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
     data = {"results": count, "computed_at": time.time(), **fit_league(results, league, outcomes).to_json()}
@@ -58,6 +71,21 @@ def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY)
     else:
         data["luck_correction"] = luck_coefficient(outcomes).to_json()
     results.cache(league.league_id, "fit", data)
+    return data
+
+
+def publish(results: LeagueResults, league: League, fit: Fit, count: int) -> dict[str, Any]:
+    """Cache ``fit`` (of ``count`` results, with intervals) as the league's fitted ladder, as :func:`fitted`
+    would have; a standing ladder's scheduler calls it with its own warm fit. What was cached."""
+    luck: dict[str, Any] | None = None
+    if count <= LUCK_MAX:
+        outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
+        luck = luck_coefficient(outcomes).to_json()
+    elif last := results.cached(league.league_id, "fit"):
+        luck = last.get("luck_correction")
+    data = {"results": count, "computed_at": time.time(), **fit.to_json(), "luck_correction": luck}
+    results.cache(league.league_id, "fit", data)
+    results.cache(league.league_id, "los", _los(fit, count, LOS_TOP))
     return data
 
 
@@ -72,9 +100,10 @@ def los_matrix(
     if top is None or top > LOS_TOP:
         return _los(_ordering_fit(results, league), count, top)
     cached = results.cached(league.league_id, "los")
+    kept = league.format == "standing" and count > STANDING_IN_REQUEST_MAX  # its scheduler publishes it
     if (
         not cached
-        or (cached["results"] != count and time.time() - cached["computed_at"] >= max_age)
+        or (cached["results"] != count and time.time() - cached["computed_at"] >= max_age and not kept)
         or cached.get("fit", "win-loss") != league.fitted_on
     ):
         cached = _los(_ordering_fit(results, league), count, LOS_TOP)

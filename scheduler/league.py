@@ -27,6 +27,9 @@ in flight and enqueues more as results land. It never needs a person:
   (``league lift``); the league says ``X in quarantine: <why>`` meanwhile.
 - **A bot whose account is suspended** (:mod:`store.accounts`): held back the
   same way until the suspension is lifted, never forfeited.
+- **A standing ladder** (:mod:`scheduler.standing`) never ends: its bots come
+  and go while it runs, an absent one is skipped (never forfeited), and its
+  planner reads each result once (:mod:`scheduler.standing_feed`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ from engine_service.rules import Match, match_record
 from scheduler.outcomes import Outcome
 from scheduler.pairings import PlannedMatch, Seed, plan_gauntlet, plan_round_robin, plan_tables
 from scheduler.planners import AdaptivePlanner, FixedPlanner, PlacementPlanner, Planner, SprtPlanner
+from scheduler.standing import StandingPlanner
+from scheduler.standing_feed import StandingKeeper
 from store import deal_policy
 from store.accounts import Accounts
 from store.client import outages_ridden_out
@@ -82,7 +87,7 @@ def fewest_bots(league: League) -> int:
 def too_few_bots(league: League) -> str:
     """Why the league cannot start with the bots it has ('' when it can: :func:`fewest_bots`)."""
     need, have = fewest_bots(league), len(league.bots)
-    if have >= need:
+    if have >= need or league.format == "standing":  # a standing ladder waits for its bots
         return ""
     named = f" ({', '.join(league.bots)})" if league.bots else ""
     return (
@@ -104,6 +109,8 @@ def planner_for(league: League, seeds: Seed | None = None) -> Planner:
 
 
 def _planner(league: League, seeds: Seed | None) -> Planner:
+    if league.format == "standing":
+        return StandingPlanner(league, seeds)
     if league.format == "adaptive" and league.rules.players == 2:
         return AdaptivePlanner(league, seeds)
     if league.format == "sprt":
@@ -159,6 +166,11 @@ class Feeder:
     """What :meth:`_outage_mark` said at the last re-send."""
     _run_ids: tuple[object, ...] = ()
     _run_ids_at: float = 0.0
+    _planned: list[PlannedMatch] = field(default_factory=list)
+    """Every match planned, in plan order (only grows: what the planner was shown stays where it was)."""
+    _outcomes: list[Outcome] = field(default_factory=list)
+    """Every result read so far (only grows; a standing ladder's planner keeps none: its keeper reads them)."""
+    _keeper: StandingKeeper | None = None
 
     @property
     def results(self) -> LeagueResults:
@@ -177,6 +189,10 @@ class Feeder:
         self.planner = planner_for(league, self.store.deal_seeds(league))
         self.store.write_plan(league, self.planner.initial())
         self.seats = self.store.seats(self.league_id)  # extensions of an earlier run included
+        self._planned = [PlannedMatch(mid, 0, seats, "") for mid, seats in self.seats.items()]
+        if isinstance(self.planner, StandingPlanner):
+            self._keeper = StandingKeeper(self.store, self.league_id, self.planner)
+            self._keeper.start(self.window)
         self._outages = self._outage_mark()
         self._resend_in_flight()
         while True:
@@ -188,9 +204,11 @@ class Feeder:
                 self.store.finish_if_complete(self.league_id)
                 return self.store.status(self.league_id)
             self._reclaim_orphans()
-            self._check_presence(league)
+            league = self._check_presence(league)
             if not self.fresh:
                 self._plan_more(st)
+            if self._keeper is not None:
+                self._keeper.publish(league)
             self._fill(st)
             self._say_whether_waiting(st, league)
             if (mark := self._outage_mark()) != self._outages:
@@ -211,9 +229,13 @@ class Feeder:
         room = 1 if self.window <= 0 else self.window - (st.running + st.queued)
         added = False
         while room > 0:
-            planned = [PlannedMatch(mid, 0, seats, "") for mid, seats in self.seats.items()]
-            outcomes = [Outcome.from_json(o) for o in self.results.outcomes(self.league_id)]
-            more = self.planner.more(outcomes, planned, self.store.in_flight(self.league_id))
+            in_flight = self.store.in_flight(self.league_id)
+            if self._keeper is not None:
+                more: list[PlannedMatch] | None = self._keeper.more(self._planned, in_flight)
+            else:
+                read = self.results.outcomes(self.league_id, len(self._outcomes))
+                self._outcomes += [Outcome.from_json(o) for o in read]
+                more = self.planner.more(self._outcomes, self._planned, in_flight)
             self.store.set_note(self.league_id, self.planner.note())
             if more is None:
                 return added or bool(self.store.in_flight(self.league_id))
@@ -223,6 +245,7 @@ class Feeder:
             for m in more:
                 self.seats[m.match_id] = m.seats
                 self.fresh.append(m.match_id)
+                self._planned.append(PlannedMatch(m.match_id, 0, m.seats, ""))
             added = True
             room -= len(more)
             if self.window <= 0:
@@ -244,11 +267,15 @@ class Feeder:
                 log.warning("league %s: match %s: %s; queued again", self.league_id, mid, reason)
                 self.enqueue(self.league_id, mid)
 
-    def _check_presence(self, league: League) -> None:
+    def _check_presence(self, league: League) -> League:
+        """Who is connected and who is in quarantine (every :data:`PRESENCE_EVERY_S`); the league as it now
+        is (a standing ladder's bots change while it runs)."""
         now = self.clock()
         if now - self._presence_at < PRESENCE_EVERY_S:
-            return
+            return league
         self._presence_at = now
+        if self._keeper is not None:
+            league = self.store.load(self.league_id)
         absent = self.store.note_presence(self.league_id, self.store.connected(league.bots), now)
         self._say_presence(league, absent, now)
         self.absent = absent
@@ -261,10 +288,16 @@ class Feeder:
         for bot in sorted(self.quarantined - quarantined):
             log.info("league %s: %s is out of quarantine", self.league_id, bot)
         self.quarantined = quarantined
-        if league.absent_action == "forfeit":
+        if self._keeper is not None:  # a standing ladder withdraws what would wait, and never forfeits
+            withdrawn = set(self._keeper.tick(league, absent, quarantined, now))
+            self.fresh = [mid for mid in self.fresh if mid not in withdrawn]
+            for mid in withdrawn:
+                self.seats.pop(mid, None)
+        elif league.absent_action == "forfeit":
             for bot, since in absent.items():
                 if now - since >= league.absent_timeout and bot not in suspended:  # held, not the bot's doing
                     self._forfeit_absent(league, bot, now - since)
+        return league
 
     def _say_presence(self, league: League, absent: dict[str, float], now: float) -> None:
         """A calm line for a bot not connected yet, a warning once it has been away past the grace period

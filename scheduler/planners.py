@@ -188,6 +188,22 @@ PLACEMENT_BUDGET = 400
 """The most games a placement plays by default (``--budget`` sets another)."""
 
 
+def is_placed(half_width: float, los_over_references: Sequence[float], league: League) -> bool:
+    """Whether a newcomer is placed: its 95% interval is within :data:`PLACED_WITHIN` Elo either side of its
+    rating, or every reference (one or more) is settled above or below it: its likelihood of superiority over
+    each is past the league's confidence, one way or the other. (Shared by the placement gauntlet and the
+    standing ladder, :mod:`scheduler.standing`.)"""
+    c = league.confidence
+    settled = bool(los_over_references) and all(not c > los > 1 - c for los in los_over_references)
+    return settled or half_width <= PLACED_WITHIN
+
+
+def nearest_first(rating: float, ratings: dict[str, float]) -> list[str]:
+    """The bots of ``ratings`` (bot -> rating), nearest ``rating`` first (ties in the order given): whom a
+    newcomer plays (a game against a far stronger or weaker bot says little about it)."""
+    return sorted(ratings, key=lambda bot: abs(ratings[bot] - rating))
+
+
 class PlacementPlanner:
     """Place newcomers on a ladder of reference bots, in as few games as the intervals allow.
 
@@ -239,18 +255,14 @@ class PlacementPlanner:
         placed: dict[str, Any] = {}
         for newcomer in self.newcomers:
             r = rating[newcomer]
-            settled = all(
-                not self.league.confidence > fit.los(newcomer, ref) > 1 - self.league.confidence
-                for ref in self.references
-            )
-            done = settled or (r.high - r.low) / 2 <= PLACED_WITHIN
+            done = is_placed((r.high - r.low) / 2, [fit.los(newcomer, ref) for ref in self.references], self.league)
             placed[newcomer] = {
                 "placed": done,
                 "rating": round(r.rating, 1),
                 "interval": [round(r.low, 1), round(r.high, 1)],
             }
             if not done:
-                nearest = sorted(self.references, key=lambda ref: abs(rating[ref].rating - r.rating))
+                nearest = nearest_first(r.rating, {ref: rating[ref].rating for ref in self.references})
                 wanted += [(newcomer, ref) for ref in nearest]
         ladder = [r.bot for r in fit.ratings if r.bot in self.references]
         unsure = [(a, b) for a, b in itertools.pairwise(ladder) if fit.los(a, b) < self.league.confidence]

@@ -17,7 +17,7 @@ from typing import Any
 
 from engine_service.rules import Rules
 
-FORMATS = ("round-robin", "double-round-robin", "gauntlet", "adaptive", "sprt")
+FORMATS = ("round-robin", "double-round-robin", "gauntlet", "adaptive", "sprt", "standing")
 ABSENT_ACTIONS = ("pause", "forfeit")
 CLOCKS = ("wall", "cpu")
 """What a turn charges a bot: the wall clock, or (a hosted bot) its CPU time (see :class:`League`)."""
@@ -123,6 +123,13 @@ class League:
         "(default: a secret the arena keeps).",
     )
     bots: list[str] = field(default_factory=list, metadata=unset("The participants (`league add-bot`)."))
+    retired: list[str] = field(
+        default_factory=list,
+        metadata=unset(
+            "standing: bots no longer paired (removed, or a hosted version a newer one replaced); their games "
+            "stay on the ladder."
+        ),
+    )
     status: str = setting("created", "Where the league is (one of store.leagues.STATUSES).", option=False)
     dealt: str = setting(
         "", "How the league deals, decided once when it starts (:attr:`deals` resolved).", choices=DEALT, option=False
@@ -205,10 +212,11 @@ class League:
     @property
     def fitted_on(self) -> str:
         """What orders its ladder: its ``fit``, or for ``auto``, skill (the luck taken out of each margin) unless
-        its deals are mirrored, whose pairs cancel the cards' luck already."""
+        its deals are mirrored, whose pairs cancel the cards' luck already, or it is a standing ladder (fitted on
+        wins and losses, warm and at any size: :mod:`scheduler.standing`)."""
         if self.fit != "auto":
             return self.fit
-        return "win-loss" if self.mirrored else "skill"
+        return "win-loss" if self.mirrored or self.format == "standing" else "skill"
 
 
 def settings() -> Iterator[tuple[Field[Any], Setting]]:
@@ -231,6 +239,25 @@ def check(league: League) -> None:
     for f, s in settings():
         if why := s.problem(f.name, getattr(league, f.name)):
             raise LeagueError(why)
+    if league.format == "standing" and (why := standing_problem(league)):
+        raise LeagueError(why)
+
+
+def standing_problem(league: League) -> str | None:
+    """What a standing ladder cannot do with these settings (``None``: nothing)."""
+    if league.rules.players != 2:
+        return f"a standing ladder pairs two bots a match: give --players 2, not {league.rules.players}"
+    if league.fit == "skill":
+        return (
+            "a standing ladder is fitted on wins and losses (its fit starts warm and scales to 10,000 bots; the "
+            "skill fit's covariance does not): leave out --fit skill"
+        )
+    if league.absent_action == "forfeit":
+        return (
+            "a standing ladder never forfeits an absent bot's matches: it skips the bot until it is back; leave "
+            "out --absent-action forfeit"
+        )
+    return None
 
 
 def _default(f: Field[Any]) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import redis
@@ -26,10 +26,11 @@ from .keys import Keys, LeagueKeys
 from .league_settings import League, LeagueError, check, loaded, stored
 from .league_status import LeagueStatus
 from .ledger import Ledger
+from .membership import joined, left
 from .quarantine import Quarantines, held, with_request
 from .tokens import NAME_RE
 from .upgrade import LeagueUpgrades
-from .versions import Versions, split_version
+from .versions import Versions
 
 __all__ = [
     "STATUSES",
@@ -75,6 +76,22 @@ end
 redis.call('HSET', KEYS[1], 'status', 'cancelled')
 return 'cancelled'
 """
+# KEYS: the plan, the open-deals hash, the queued set, the match, its lease. ARGV: the match id, '1' if a queued
+# match may go too. A match not played yet, that nobody holds the lease of, leaves the plan: its hash goes, and
+# its shared deal counts one game fewer. A worker that takes the lease afterwards finds no match and drops it.
+_WITHDRAW = """
+local status = redis.call('HGET', KEYS[4], 'status')
+if not (status == 'planned' or (status == 'queued' and ARGV[2] == '1')) then return 0 end
+if redis.call('EXISTS', KEYS[5]) == 1 then return 0 end
+local deal = redis.call('HGET', KEYS[4], 'deal')
+redis.call('LREM', KEYS[1], -1, ARGV[1])
+redis.call('SREM', KEYS[3], ARGV[1])
+redis.call('DEL', KEYS[4])
+if deal and deal ~= '' and redis.call('HINCRBY', KEYS[2], deal, -1) <= 0 then
+  redis.call('HDEL', KEYS[2], deal)
+end
+return 1
+"""
 TROUBLE_FIELDS = ("status", "seats", "attempts", "interruptions", "first_error", "error", "interrupted", "waiting")
 STATUSES = ("created", "running", "waiting", "paused", "finished", "incomplete", "cancelled")
 """A league's status: ``waiting`` (only matches of absent bots are left, within the absence
@@ -106,6 +123,7 @@ class LeagueStore(Quarantines):
         self.ledger = Ledger(client)
         self._extend = client.register_script(_EXTEND)
         self._cancel = client.register_script(_CANCEL)
+        self._withdraw = client.register_script(_WITHDRAW)
         self._upgrades = LeagueUpgrades(client)
 
     def keys(self, league_id: str) -> LeagueKeys:
@@ -117,8 +135,11 @@ class LeagueStore(Quarantines):
         if not NAME_RE.match(league.league_id):
             raise LeagueError(f"league name {league.league_id!r} must be 1-64 letters, digits, '_', '.' or '-'")
         check(league)
-        if league.reference and (league.format != "gauntlet" or league.rules.players != 2):
-            raise LeagueError("a reference ladder places newcomers in a two-player gauntlet: give --format gauntlet")
+        if league.reference and (league.format not in ("gauntlet", "standing") or league.rules.players != 2):
+            raise LeagueError(
+                "a reference ladder places newcomers in a two-player gauntlet or standing ladder: give "
+                "--format gauntlet or --format standing"
+            )
         if not self.r.sadd(Keys(self.prefix).leagues, league.league_id):
             raise LeagueError(f"league {league.league_id!r} already exists")
         if not league.seed:  # secret deals, unless the operator asks for public ones
@@ -173,26 +194,31 @@ class LeagueStore(Quarantines):
         return sorted(text(m) for m in self.r.smembers(Keys(self.prefix).leagues))
 
     def add_bots(self, league_id: str, bots: list[str]) -> League:
-        league = self.load(league_id)
-        if league.status != "created":
-            raise LeagueError(f"league {league_id!r} has started; participants are fixed")
+        """Add participants: before the league starts, or to a standing ladder at any time, where a hosted
+        version retires its older versions (:func:`store.membership.joined`). The league as it now is."""
         versions = Versions(self.r, self.prefix)
-        for bot in bots:
-            if bot in league.bots:
-                raise LeagueError(f"bot {bot!r} is already in league {league_id!r}")
-            if split_version(bot) and bot != league.preflight:
-                version = versions.get(bot)
-                if version is None:
-                    raise LeagueError(f"no hosted version {bot!r} (see `tablanette bot versions`)")
-                if version.state != "ready":
-                    why = f": {version.note}" if version.note else ""
-                    raise LeagueError(
-                        f"{bot} cannot join a rated league: it is {version.state}{why} "
-                        "(a version joins once it has passed its preflight)"
-                    )
-            league.bots.append(bot)
-        self._save(league)
-        return league
+        return self._change_members(league_id, lambda league: joined(league, bots, versions.get))
+
+    def remove_bots(self, league_id: str, bots: list[str]) -> League:
+        """Take participants out: before the league starts, or from a standing ladder at any time, which keeps
+        them as retired with their games (:func:`store.membership.left`). The league as it now is."""
+        return self._change_members(league_id, lambda league: left(league, bots))
+
+    def _change_members(self, league_id: str, change: Callable[[League], object]) -> League:
+        """Load the league, change its bots, and save them, in one transaction watched on its settings (a
+        concurrent change makes this one start again from the league as that change left it)."""
+        key = self.keys(league_id).meta
+        changed: list[League] = []
+
+        def apply(pipe: redis.client.Pipeline) -> None:
+            league = self.load(league_id)
+            change(league)
+            pipe.multi()
+            pipe.hset(key, mapping={"bots": json.dumps(league.bots), "retired": json.dumps(league.retired)})
+            changed[:] = [league]
+
+        self.r.transaction(apply, key)
+        return changed[0]
 
     # --------------------------------------------------------- plan / progress
 
@@ -225,6 +251,17 @@ class LeagueStore(Quarantines):
             match_keys = [keys.match(m.match_id) for m in chunk]
             added += int(self._extend(keys=[keys.plan, keys.open_deals, *match_keys], args=args))
         return added
+
+    def withdraw(self, league_id: str, match_ids: Sequence[str], queued: bool = False) -> list[str]:
+        """Take matches not played yet out of the plan (a standing ladder's, whose bot left or is away): those
+        planned, and with ``queued`` those queued too, unless a worker holds one's lease. The ids withdrawn."""
+        keys = self.keys(league_id)
+        out = []
+        for mid in match_ids:
+            k = [keys.plan, keys.open_deals, keys.queued, keys.match(mid), keys.lease(mid)]
+            if self._withdraw(keys=k, args=[mid, "1" if queued else "0"]):
+                out.append(mid)
+        return out
 
     def seats(self, league_id: str) -> dict[str, tuple[str, ...]]:
         """Every planned match's bots, seat by seat."""

@@ -223,9 +223,10 @@ class LeagueResults:
 
     # --------------------------------------------------------- outcomes and the fitted ladder
 
-    def outcomes(self, league_id: str) -> list[Any]:
-        """Every finished match as the rating model sees it (see :class:`scheduler.ratings.Outcome`)."""
-        return [json.loads(raw) for raw in self.r.lrange(self.keys(league_id).outcomes, 0, -1)]
+    def outcomes(self, league_id: str, start: int = 0) -> list[Any]:
+        """Every finished match as the rating model sees it (see :class:`scheduler.ratings.Outcome`), in the order
+        they finished; from the ``start``-th on (the list only grows: a reader keeps its place)."""
+        return [json.loads(raw) for raw in self.r.lrange(self.keys(league_id).outcomes, start, -1)]
 
     def outcome_count(self, league_id: str) -> int:
         return int(self.r.llen(self.keys(league_id).outcomes))

@@ -109,11 +109,15 @@ def _play(store: LeagueStore, settings: ArenaSettings, league_id: str, match_id:
         # Playing elsewhere, or its worker died and the lease has not expired yet:
         # come back later rather than drop the match.
         raise Waiting(f"match {match_id} is leased by another worker", retry_after=settings.lease_ms / 1000)
-    if store.match(league_id, match_id).get("status") == "done":
+    status = store.match(league_id, match_id).get("status")
+    if status == "done":
         # A second message for it (a scheduler re-sends what was in flight when it restarts) that came
         # while the first was played: that runner committed and let the lease go before this one took it.
         lease.release()
         return "already-done"
+    if status is None:  # withdrawn from a standing ladder (its bot left) while this message waited
+        lease.release()
+        return "unknown"
     slots = GameSlots(store.r, settings.prefix)
     try:
         if not slots.acquire(seats, match_id, settings.lease_ms):

@@ -1,0 +1,98 @@
+"""What the Feeder of a standing ladder does besides feeding it: who is in, what to withdraw, the ladder it shows.
+
+A standing ladder (:mod:`scheduler.standing`) runs for ever while its membership changes, so each time the
+:class:`~scheduler.league.Feeder` looks at who is connected (every second), :class:`StandingKeeper`:
+
+- reloads the league (bots added or removed by ``league add-bot`` / ``remove-bot``, or by their owners, and
+  the versions a newer one retired: :mod:`store.membership`) and tells the planner, with the bots away now
+  (not connected, or in quarantine);
+- withdraws from the plan (:meth:`store.leagues.LeagueStore.withdraw`) what would only wait: the matches not
+  yet sent of a bot that is away (it is paired again once back: no forfeit, no penalty), and the matches not
+  yet begun of a bot that left or was retired, or that has been away past the league's ``absent_timeout``;
+- tells the planner which matches failed (they no longer fill its queue; ``league retry`` plays them).
+
+After each fit of the planner (at most every :data:`~scheduler.ladder.REFIT_EVERY` seconds) it publishes the
+ladder the web and the CLI read (:func:`scheduler.ladder.publish`), with intervals, from the planner's warm fit:
+no reader of a large ladder ever fits it.
+
+A restarted scheduler starts its planner from the ladder published last (:meth:`StandingKeeper.start`): its
+first fit is warm too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from scheduler.ladder import REFIT_EVERY, publish
+from scheduler.pairings import PlannedMatch
+from scheduler.ratings import Outcome
+from scheduler.standing import AHEAD, StandingPlanner, latest_versions
+from store.codec import text
+from store.league_settings import League
+from store.leagues import LeagueStore
+from store.results import LeagueResults
+
+log = logging.getLogger("tablanette.scheduler")
+
+
+@dataclass
+class StandingKeeper:
+    """A standing ladder's membership, withdrawals and published ladder, for its Feeder (see the module's doc)."""
+
+    store: LeagueStore
+    league_id: str
+    planner: StandingPlanner
+    read: int = 0
+    """Results read so far (the ledger's list only grows)."""
+    published_at: float = 0.0
+    published: int = -1
+    """The results behind the ladder published last."""
+
+    @property
+    def results(self) -> LeagueResults:
+        return LeagueResults(self.store.r, self.store.prefix)
+
+    def start(self, window: int) -> None:
+        """Keep the queue at twice the matches in flight, and start from the ladder published last."""
+        self.planner.ahead = 2 * window if window > 0 else AHEAD
+        cached = self.results.cached(self.league_id, "fit")
+        if cached:
+            self.planner.remember({r["bot"]: r["rating"] for r in cached["ratings"] if r["games"]})
+
+    def more(self, planned: list[PlannedMatch], in_flight: list[str]) -> list[PlannedMatch]:
+        """The planner's next matches, after the results that landed since the last call (read once each)."""
+        fresh = [Outcome.from_json(o) for o in self.results.outcomes(self.league_id, self.read)]
+        self.read += len(fresh)
+        self.planner.absorb(planned, fresh)
+        return self.planner.more((), planned, in_flight)
+
+    def tick(self, league: League, absent: Mapping[str, float], quarantined: set[str], now: float) -> list[str]:
+        """Tell the planner who is in and who is away, and withdraw what would only wait; the ids withdrawn."""
+        away = set(absent) | quarantined
+        self.planner.roster(league, away)
+        failed = self.store.r.smembers(self.store.keys(self.league_id).failed)
+        self.planner.drop({text(m) for m in failed})
+        paired = set(latest_versions(league.bots))
+        overdue = {bot for bot, since in absent.items() if now - since >= league.absent_timeout}
+        pending = self.planner.pending()
+        gone = [mid for mid, seats in pending.items() if any(b not in paired or b in overdue for b in seats)]
+        idle = [mid for mid, seats in pending.items() if mid not in gone and not away.isdisjoint(seats)]
+        withdrawn = self.store.withdraw(self.league_id, gone, queued=True)
+        withdrawn += self.store.withdraw(self.league_id, idle)
+        if withdrawn:
+            log.info("league %s: withdrew %d match(es) of bots away or gone", self.league_id, len(withdrawn))
+        self.planner.drop(withdrawn)
+        return withdrawn
+
+    def publish(self, league: League) -> bool:
+        """Publish the planner's last fit as the league's ladder, with intervals, if it is new and the last one
+        is :data:`~scheduler.ladder.REFIT_EVERY` seconds old; whether it did."""
+        fit, count = self.planner.fit, self.planner.tally.count
+        if fit is None or count == self.published or time.monotonic() - self.published_at < REFIT_EVERY:
+            return False
+        publish(self.results, league, self.planner.shown(), count)
+        self.published, self.published_at = count, time.monotonic()
+        return True
