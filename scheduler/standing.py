@@ -119,6 +119,11 @@ class _Ladder:
     rating: dict[str, float]
     games: dict[str, int]
     placed: set[str]
+    ranks: list[str] = field(default_factory=list)
+    """The placed bots, best first."""
+    bot_keys: list[float] = field(default_factory=list)
+    rank_keys: list[float] = field(default_factory=list)
+    """What :meth:`around` searches in :attr:`bots` and in :attr:`ranks`."""
 
     def around(self, bot: str, among: Sequence[str], keys: Sequence[float], reach: int = REACH) -> Iterator[str]:
         """The bots of ``among`` (best first; ``keys``: minus their ratings) nearest ``bot``'s rating, nearest
@@ -164,6 +169,12 @@ class StandingPlanner:
         self._info: Any = None
         self._diag = np.zeros(0)
         self._placed_by_fit: set[str] = set()
+        self._rating: dict[str, float] = {}
+        """The ratings (Elo) of the last fit, or those remembered."""
+        self._ranked: list[str] = []
+        """The bots of :attr:`_rating`, best first."""
+        self._rated_versions: dict[str, list[int]] = {}
+        self._members = latest_versions(league.bots)
         self._note: dict[str, Any] = {"format": "standing"}
 
     def initial(self) -> list[PlannedMatch]:
@@ -175,11 +186,13 @@ class StandingPlanner:
         or in quarantine): they are not paired until they are back."""
         self.league = league
         self.away = frozenset(away)
+        self._members = latest_versions(league.bots)
 
     def remember(self, ratings: Mapping[str, float]) -> None:
         """Start the next fit from these ratings (Elo, a cached ladder's: a restarted scheduler's warm start)."""
         mean = sum(ratings.values()) / len(ratings) if ratings else self.league.initial
         self._theta = {bot: (r - mean) / ELO for bot, r in ratings.items()}
+        self._rank()
 
     def drop(self, match_ids: Collection[str]) -> None:
         """Forget matches that will not be played (withdrawn, or failed): they no longer fill the queue."""
@@ -239,7 +252,19 @@ class StandingPlanner:
         self._info = fit.model.information(fit.theta, sparse=True)
         self._diag = np.asarray(self._info.diagonal())
         self._placed_by_fit = self._placed_now()
+        self._rank()
         return fit
+
+    def _rank(self) -> None:
+        """Rank the bots the last fit rates (once a fit: a decision then only filters this order)."""
+        mean = float(np.mean(list(self._theta.values()))) if self._theta else 0.0
+        initial = self.league.initial
+        self._rating = {b: (t - mean) * ELO + initial for b, t in self._theta.items()}
+        self._ranked = sorted(self._rating, key=lambda b: (-self._rating[b], b))
+        self._rated_versions = {}
+        for bot in self._rating:
+            if "@" in bot and (v := split_version(bot)):
+                self._rated_versions.setdefault(v[0], []).append(v[1])
 
     def _placed_now(self) -> set[str]:
         """The bots the last fit places (:func:`~scheduler.planners.is_placed`: by their conditional interval,
@@ -260,14 +285,11 @@ class StandingPlanner:
 
     def _heirs(self, bots: Sequence[str]) -> dict[str, str]:
         """Each version of ``bots`` without a rating yet -> its newest older version that has one."""
-        rated: dict[str, list[int]] = {}
-        for bot in self._theta:
-            if v := split_version(bot):
-                rated.setdefault(v[0], []).append(v[1])
         out = {}
         for bot in bots:
-            v = split_version(bot)
-            if bot not in self._theta and v and (older := [n for n in rated.get(v[0], []) if n < v[1]]):
+            if "@" not in bot or bot in self._rating or not (v := split_version(bot)):
+                continue
+            if older := [n for n in self._rated_versions.get(v[0], []) if n < v[1]]:
                 out[bot] = f"{v[0]}@{max(older)}"
         return out
 
@@ -277,7 +299,7 @@ class StandingPlanner:
     # --------------------------------------------------------- choosing
 
     def _choose(self, want: int) -> list[tuple[str, str]]:
-        members = latest_versions(self.league.bots)
+        members = self._members
         active = [b for b in members if b not in self.away]
         retired = len(self.league.bots) - len(members)
         self._note.update({"bots": len(self.league.bots), "active": len(active), "retired": retired})
@@ -290,30 +312,36 @@ class StandingPlanner:
         newcomers = sorted((b for b in active if b not in ladder.placed), key=lambda b: (ladder.games[b], b))
         self._place(ladder, newcomers, picks)
         starved = self._starved(ladder)
-        keys = ladder.keys(ladder.bots)
         for bot in starved:
             if picks.full():
                 break
             if picks.free(bot):
-                any(picks.take(bot, other) for other in ladder.around(bot, ladder.bots, keys))
+                any(picks.take(bot, other) for other in ladder.around(bot, ladder.bots, ladder.bot_keys))
         unsure = self._by_information(ladder, picks)
         self._note.update({"newcomers": len(newcomers), "starved": len(starved), "least_sure": unsure})
         return picks.pairs
 
     def _ladder(self, active: list[str]) -> _Ladder:
-        heirs = self._heirs(active)
-        mean = float(np.mean(list(self._theta.values()))) if self._theta else 0.0
+        """The active bots, best first: those the last fit rates in its order, the others (new since) at their
+        predecessor's rating or the initial one."""
+        present = set(active)
+        ranked = [b for b in self._ranked if b in present]
+        unrated = [b for b in active if b not in self._rating]
+        heirs = self._heirs(unrated)
         initial = self.league.initial
-        rating = {}
-        for b in active:
-            theta = self._theta.get(b, self._theta.get(heirs.get(b, ""), mean))
-            rating[b] = (theta - mean) * ELO + initial
-        games = dict(zip(self.tally.names, map(int, self.tally.games()), strict=True))
-        for b in active:
-            games.setdefault(b, 0)
-        order = sorted(active, key=lambda b: (-rating[b], b))
-        ladder = _Ladder(order, rating, games, set())
-        ladder.placed = {b for b in active if self._is_placed(b, ladder)}
+        rating = self._rating | {b: self._rating.get(heirs.get(b, ""), initial) for b in unrated}
+        if len(unrated) > 64:
+            ranked = sorted(active, key=lambda b: (-rating[b], b))
+        else:
+            for b in unrated:
+                keys = [-rating[x] for x in ranked]
+                ranked.insert(bisect.bisect_left(keys, -rating[b]), b)
+        played, index = self.tally.games(), self.tally.index
+        games = {b: int(played[index[b]]) if b in index else 0 for b in ranked}
+        ladder = _Ladder(ranked, rating, games, set())
+        ladder.placed = {b for b in ranked if self._is_placed(b, ladder)}
+        ladder.ranks = [b for b in ranked if b in ladder.placed]
+        ladder.bot_keys, ladder.rank_keys = ladder.keys(ranked), ladder.keys(ladder.ranks)
         return ladder
 
     def _is_placed(self, bot: str, ladder: _Ladder) -> bool:
@@ -324,8 +352,6 @@ class StandingPlanner:
         """Each newcomer against the reference nearest it, or without references the nearest placed bot; when
         those are busy, the nearest bot of any kind (before any bot is placed, that is all there is)."""
         refs = [b for b in ladder.bots if b in self.league.reference]
-        placed = [b for b in ladder.bots if b in ladder.placed]
-        placed_keys, keys = ladder.keys(placed), ladder.keys(ladder.bots)
         for bot in newcomers:
             if picks.full():
                 return
@@ -334,15 +360,15 @@ class StandingPlanner:
             if refs:
                 first = nearest_first(ladder.rating[bot], {r: ladder.rating[r] for r in refs if r != bot})
             else:
-                first = list(ladder.around(bot, placed, placed_keys))
-            for other in [*first, *ladder.around(bot, ladder.bots, keys)]:
+                first = list(ladder.around(bot, ladder.ranks, ladder.rank_keys))
+            for other in [*first, *ladder.around(bot, ladder.bots, ladder.bot_keys)]:
                 if picks.full() or not picks.free(bot):
                     break
                 picks.take(bot, other)
 
     def _starved(self, ladder: _Ladder) -> list[str]:
         """The placed bots below their minimum share of games, fewest games first."""
-        placed = [b for b in ladder.bots if b in ladder.placed]
+        placed = ladder.ranks
         if not placed:
             return []
         floor = MIN_SHARE * sum(ladder.games[b] for b in placed) / len(placed)
@@ -351,8 +377,7 @@ class StandingPlanner:
     def _by_information(self, ladder: _Ladder, picks: _Picks) -> list[list[Any]]:
         """Pair neighbours on the ladder of the placed bots, those whose order is least sure and who met least
         first; the five least sure neighbours (for the note)."""
-        placed = [b for b in ladder.bots if b in ladder.placed]
-        above, below = placed[:-1], placed[1:]
+        above, below = ladder.ranks[:-1], ladder.ranks[1:]
         if not above:
             return []
         los = self._neighbour_los(above, below)
