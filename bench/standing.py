@@ -119,7 +119,8 @@ def interval_section(field: Field, planner: StandingPlanner) -> dict[str, Any]:
     assert fit is not None and fit.model is not None
     model, theta = fit.model, fit.theta
     conditional_s, _ = clock(lambda: conditional_sd(model.information(theta, sparse=True)))
-    small = history(MARGINAL_MAX, MARGINAL_MAX * 100, seed=5)
+    size = min(MARGINAL_MAX, len(field.names))
+    small = history(size, size * 100, seed=5)
     tally = DuelTally()
     tally.add(small.outcomes)
     sub = tally.fit()
@@ -262,7 +263,19 @@ def main() -> None:
     ivs = interval_section(field, planner)
     page = None if args.no_page else page_section(field, planner, repeat=30)
     if args.json:
-        print(json.dumps({"fit": fit, "baseline_fit": base, "pairing": pairing, "intervals": ivs, "page": page}))
+        figures = {
+            "cold_fit_s": fit["cold_s"],
+            "warm_fit_s": fit["warm_s"],
+            "fit_ratings_s": base["fit_ratings_s"],
+            "decision_ms_a_match": pairing["amortized_ms"],
+            "play_ms_a_match": pairing["play_ms"],
+            "conditional_sd_s": ivs["conditional_s"],
+            "wald_s": ivs["wald_s"],
+            "page_ms": page["big"]["median_ms"] if page else None,
+            "small_page_ms": page["small"]["median_ms"] if page else None,
+        }
+        detail = {"fit": fit, "baseline_fit": base, "pairing": pairing, "intervals": ivs, "page": page}
+        print(json.dumps(figures | {"detail": detail}))
     else:
         report(fit, base, pairing, ivs, page)
 

@@ -192,7 +192,7 @@ class Feeder:
         self._planned = [PlannedMatch(mid, 0, seats, "") for mid, seats in self.seats.items()]
         if isinstance(self.planner, StandingPlanner):
             self._keeper = StandingKeeper(self.store, self.league_id, self.planner)
-            self._keeper.start(self.window)
+            self._keeper.start(self.window, self._planned)
         self._outages = self._outage_mark()
         self._resend_in_flight()
         while True:

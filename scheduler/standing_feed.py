@@ -55,18 +55,24 @@ class StandingKeeper:
     def results(self) -> LeagueResults:
         return LeagueResults(self.store.r, self.store.prefix)
 
-    def start(self, window: int) -> None:
-        """Keep the queue at twice the matches in flight, and start from the ladder published last."""
+    def start(self, window: int, planned: list[PlannedMatch]) -> None:
+        """Keep the queue at twice the matches in flight, start from the ladder published last, and take in
+        what was planned and played before (a restart)."""
         self.planner.ahead = 2 * window if window > 0 else AHEAD
         cached = self.results.cached(self.league_id, "fit")
         if cached:
             self.planner.remember({r["bot"]: r["rating"] for r in cached["ratings"] if r["games"]})
+        self.catch_up(planned)
 
-    def more(self, planned: list[PlannedMatch], in_flight: list[str]) -> list[PlannedMatch]:
-        """The planner's next matches, after the results that landed since the last call (read once each)."""
+    def catch_up(self, planned: list[PlannedMatch]) -> None:
+        """Hand the planner what was planned since, then the results that landed since (each read once)."""
         fresh = [Outcome.from_json(o) for o in self.results.outcomes(self.league_id, self.read)]
         self.read += len(fresh)
         self.planner.absorb(planned, fresh)
+
+    def more(self, planned: list[PlannedMatch], in_flight: list[str]) -> list[PlannedMatch]:
+        """The planner's next matches, after what happened since the last call."""
+        self.catch_up(planned)
         return self.planner.more((), planned, in_flight)
 
     def tick(self, league: League, absent: Mapping[str, float], quarantined: set[str], now: float) -> list[str]:

@@ -355,8 +355,11 @@ class LeagueStore(Quarantines):
             self.r.hset(self.keys(league_id).meta, "status", status)
 
     def finish_if_complete(self, league_id: str) -> bool:
-        """Once every match is over: ``finished`` if none failed, else ``incomplete``."""
+        """Once every match is over: ``finished`` if none failed, else ``incomplete`` (never a standing ladder,
+        which only waits for its next matches)."""
         st = self.status(league_id)
+        if self.r.hget(self.keys(league_id).meta, "format") == b"standing":
+            return False
         if st.total and st.remaining == 0 and st.status not in ("cancelled", "finished", "incomplete"):
             status = "incomplete" if st.failed else "finished"
             self.r.hset(self.keys(league_id).meta, mapping={"status": status, "finished_at": time.time()})

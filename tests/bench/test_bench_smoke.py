@@ -2,7 +2,8 @@
 
 A benchmark is the evidence behind a claim in the docs and the issues; one that a refactor broke (a stand-in
 class whose method lost a parameter, say) would say nothing, silently. These take seconds;
-``worlds`` needs Redis (it starts its own engine replica on a key prefix of its own); the benchmarks that start
+``worlds`` needs Redis (it starts its own engine replica on a key prefix of its own), and ``standing`` (its ladder
+page reads a key prefix of its own); the benchmarks that start
 a whole arena or take minutes are run by hand (README, "Benchmarks").
 """
 
@@ -19,6 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 QUICK = {
     "hot_path": (["--quick"], ("move_us", "move_from_scratch_us", "turn_build_us")),
     "local_match": (["--games", "4", "--rounds", "1"], ("ratio_in_process", "ratio_commands")),
+    "standing": (
+        ["--bots", "400", "--results", "40000"],
+        ("cold_fit_s", "warm_fit_s", "fit_ratings_s", "decision_ms_a_match", "play_ms_a_match", "page_ms"),
+    ),
     "worlds": (["--quick"], ("rpc_worlds_ms", "rpc_legal_plays_ms", "local_worlds_ms")),
 }
 
