@@ -97,7 +97,8 @@ def test_league_create_has_one_option_per_setting_with_its_default_and_help() ->
         assert name in params, f"league create has no option for the setting {name}"
         assert params[name].param_type_name == "option" and params[name].default == default
         assert setting.help in params[name].help
-    # set by add-bot, the scheduler (status, and how it deals: dealt), --elo0.., the host
-    fixed = {"bots", "status", "dealt", "sprt", "reference", "preflight"}
+    # set by add-bot and remove-bot (bots, retired), the scheduler (status, and how it deals: dealt), --elo0..,
+    # the host
+    fixed = {"bots", "retired", "status", "dealt", "sprt", "reference", "preflight"}
     assert {f.name for f, s in settings() if not s.option} == fixed
     assert {"name", "preset", "players", "rule", "reference", "elo0", "elo1", "alpha", "beta"} <= set(params)
