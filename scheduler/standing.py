@@ -8,29 +8,30 @@ swapped (one deal when the ladder's games are mirrored). It chooses the pairs in
 
 1. **Newcomers are placed first.** A bot (or a new version of a hosted bot) that is not *placed* yet plays
    the reference bots nearest its rating (``--reference``), or without references the nearest placed bots
-   (the nearest bots of any kind when those are busy);
-   placed as the placement gauntlet places (:func:`scheduler.planners.is_placed`: its interval within
-   75 Elo, or settled against every reference), or after :data:`PLACEMENT_GAMES` games whatever its
-   interval. A new version starts from its predecessor's rating.
+   (the nearest bots of any kind when those are busy). It is placed as the placement gauntlet places
+   (:func:`scheduler.planners.is_placed`: its interval within 75 Elo, or settled against every
+   reference), or after :data:`PLACEMENT_GAMES` games whatever its interval. A new version starts from its
+   predecessor's rating.
 2. **Every bot gets its minimum share.** A placed bot with fewer than :data:`MIN_SHARE` of the mean games
    of the active bots plays next, against its nearest free neighbour, fewest games first.
 3. **Then information per game.** Neighbours on the ladder of the placed bots whose order is least sure,
-   and who have met least:
-   each pair of neighbours scores ``(1 - |2 LOS - 1|) / (1 + games between them)``, and the best are paired.
+   and who have met least: each pair of neighbours scores ``(1 - |2 LOS - 1|) / (1 + games between them)``,
+   and the best are paired.
 
 Throughout, **no bot hogs the workers**: one with :data:`PER_BOT` matches planned and not played is skipped,
 and a pair already planned is not planned again until it is played. **A newer version retires the older
 ones**: of ``bot@2`` and ``bot@3`` only ``bot@3`` is paired (``bot@2``'s games stay on the ladder).
 **A bot that is away** (not connected, or in quarantine: the Feeder says so through
 :meth:`StandingPlanner.roster`) is skipped without penalty: nothing is forfeited, its matches not yet sent
-are withdrawn (:class:`~scheduler.league.Feeder`), and it is paired again when it is back.
+are withdrawn (:mod:`scheduler.standing_feed`), and it is paired again when it is back.
 
 **Cost.** The planner keeps its results as running sums (:class:`scheduler.duel_tally.DuelTally`: each
 result is read once), refits them warm (from the last fit) once the results have grown by a
 :data:`REFIT_SHARE`-th, and reads how sure a pair's order is from the *conditional* variance
-(:mod:`scheduler.information`: the pair's own games and each bot's, a 2 x 2 block of the information), so
-a decision costs a sort of the active bots and a few vectorized steps: milliseconds at 10,000 bots
-(``bench/standing.py``).
+(:mod:`scheduler.information`: the pair's own games and each bot's, a 2 x 2 block of the information). The
+bots are ranked once a fit; a decision filters that order by who is active, scores the neighbours in a few
+vectorized steps and looks a few places along the ladder for a free opponent: some 25 ms at 10,000 bots,
+for as many pairs as the queue has room for (``bench/standing.py``).
 """
 
 from __future__ import annotations
@@ -246,7 +247,8 @@ class StandingPlanner:
         """Fit every result so far, warm from the last fit (a new version from its predecessor)."""
         start = self.tally.start(self._theta, self._heirs(self.tally.names)) if self._theta else None
         fit = self.tally.fit(initial=self.league.initial, threshold=self.league.confidence, start=start)
-        assert fit.model is not None
+        if fit.model is None:  # no result yet: nothing to rank by
+            return fit
         self.fit, self.fitted_at = fit, self.tally.count
         self._theta = dict(zip(self.tally.names, map(float, fit.theta), strict=True))
         self._info = fit.model.information(fit.theta, sparse=True)
