@@ -3,6 +3,7 @@
 A standing ladder (:mod:`scheduler.standing`) runs for ever while its membership changes, so each time the
 :class:`~scheduler.league.Feeder` looks at who is connected (every second), :class:`StandingKeeper`:
 
+- in a ladder open to accounts, brings their new bots in (:mod:`scheduler.admission`);
 - reloads the league (bots added or removed by ``league add-bot`` / ``remove-bot``, or by their owners, and
   the versions a newer one retired: :mod:`store.membership`) and tells the planner, with the bots away now
   (not connected, or in quarantine);
@@ -26,6 +27,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from scheduler.admission import ADMIT_EVERY, admit
 from scheduler.ladder import REFIT_EVERY, publish
 from scheduler.pairings import PlannedMatch
 from scheduler.ratings import Outcome
@@ -50,6 +52,7 @@ class StandingKeeper:
     published_at: float = 0.0
     published: int = -1
     """The results behind the ladder published last."""
+    admitted_at: float = float("-inf")
 
     @property
     def results(self) -> LeagueResults:
@@ -76,7 +79,12 @@ class StandingKeeper:
         return self.planner.more((), planned, in_flight)
 
     def tick(self, league: League, absent: Mapping[str, float], quarantined: set[str], now: float) -> list[str]:
-        """Tell the planner who is in and who is away, and withdraw what would only wait; the ids withdrawn."""
+        """Tell the planner who is in and who is away, and withdraw what would only wait; the ids withdrawn.
+        A ladder open to accounts (``admit``) first takes in their new bots (:mod:`scheduler.admission`): they
+        are in the league the next time it is loaded."""
+        if league.admit == "accounts" and now - self.admitted_at >= ADMIT_EVERY:
+            self.admitted_at = now
+            admit(self.store, league)
         away = set(absent) | quarantined
         self.planner.roster(league, away)
         failed = self.store.r.smembers(self.store.keys(self.league_id).failed)

@@ -25,6 +25,8 @@ DEALS = ("auto", "independent", "mirrored")
 """How a league's games may be dealt (:attr:`League.deals`)."""
 DEALT = ("", "independent", "mirrored")
 """How a league deals once it has started ("": not decided yet)."""
+ADMITS = ("operator", "accounts")
+"""Who brings bots into a league (:attr:`League.admit`)."""
 FITS = ("auto", "win-loss", "skill")
 """What may order a league's ladder (:attr:`League.fit`; ``auto``: :attr:`League.fitted_on`)."""
 MAX_LATENCY_CREDIT_MS = 10_000
@@ -143,6 +145,13 @@ class League:
         "nothing else is left) or forfeit (it forfeits its remaining matches).",
         choices=ABSENT_ACTIONS,
     )
+    admit: str = setting(
+        "operator",
+        "standing: who brings bots in: the operator (league add-bot), or accounts too: every account's connected "
+        "bot with a live token, and each hosted bot's newest version once it passed its preflight, joins by "
+        "itself (docs/accounts.md).",
+        choices=ADMITS,
+    )
     confidence: float = setting(
         0.975,
         "The likelihood of superiority at which two neighbours on the ladder count as settled.",
@@ -239,12 +248,18 @@ def check(league: League) -> None:
     for f, s in settings():
         if why := s.problem(f.name, getattr(league, f.name)):
             raise LeagueError(why)
-    if league.format == "standing" and (why := standing_problem(league)):
+    if why := standing_problem(league):
         raise LeagueError(why)
 
 
 def standing_problem(league: League) -> str | None:
-    """What a standing ladder cannot do with these settings (``None``: nothing)."""
+    """What a standing ladder cannot do with these settings (``None``: nothing); and what only it can do."""
+    if league.format != "standing":
+        return (
+            "only a standing ladder admits accounts' bots by itself: leave out --admit"
+            if league.admit != "operator"
+            else None
+        )
     if league.rules.players != 2:
         return f"a standing ladder pairs two bots a match: give --players 2, not {league.rules.players}"
     if league.fit == "skill":
