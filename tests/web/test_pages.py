@@ -127,10 +127,11 @@ def fitted(site: Site) -> dict[str, Any]:
     return ladder(results, LeagueStore(site.arena.redis, site.arena.prefix).load(LEAGUE))
 
 
-def whole(x: float) -> str:
-    """``x`` as the page shows it: rounded half away from zero, as JavaScript's toLocaleString does
-    (Python's format rounds half to even: a rating of 1436.5 would read 1436 here and 1437 there)."""
-    return str(Decimal(repr(x)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+def as_shown(x: float, digits: int = 0) -> str:
+    """``x`` as the page shows it: its shortest decimal form rounded half away from zero, as
+    JavaScript's toLocaleString does (Python's format rounds the binary value half to even: a rating
+    of 1436.5 reads 1436 here and 1437 there, an Elo change of -11.95 reads -11.9 here, -12.0 there)."""
+    return str(Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
 def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> None:
@@ -152,9 +153,13 @@ def test_ladder_rows_match_redis_and_sort_by_column(tab: Tab, site: Site) -> Non
     assert [r["bot"] for r in got] == [r.bot for r in rows]
     for rank, (cells, row, f) in enumerate(zip(got, rows, fit, strict=True), 1):
         assert cells["rank"] == str(rank)
-        assert cells["rating"] == whole(f["rating"])
-        assert cells["interval"].endswith(f" {whole(f['interval'][0])}–{whole(f['interval'][1])}")  # after the bar
-        assert cells["form"].endswith(f" {whole(row.rating)}")  # the incremental Elo, shown as form after its sparkline
+        assert cells["rating"] == as_shown(f["rating"])
+        assert cells["interval"].endswith(
+            f" {as_shown(f['interval'][0])}–{as_shown(f['interval'][1])}"
+        )  # after the bar
+        assert cells["form"].endswith(
+            f" {as_shown(row.rating)}"
+        )  # the incremental Elo, shown as form after its sparkline
         assert cells["games"] == str(row.games) == "4"  # 3 bots, 2 games per pairing
         assert (cells["wins"], cells["draws"], cells["losses"]) == (str(row.wins), str(row.draws), str(row.losses))
         assert float(cells["points_per_game"]) == pytest.approx(row.points_per_game, abs=0.051)  # shown to 0.1
@@ -279,9 +284,9 @@ def test_bot_page_shows_history_conduct_and_results_from_its_seat(tab: Tab, site
     assert top is not None
     page = tab.open(f"/leagues/{LEAGUE}/bots/{top.bot}")
     assert page.locator("h1").inner_text() == top.bot
-    assert tab.text("rating") == f"{best['rating']:.0f}"
-    assert tab.text("form") == f"{top.rating:.1f}"
-    assert tab.text("interval").startswith(f"{best['interval'][0]:.0f} – {best['interval'][1]:.0f}")
+    assert tab.text("rating") == as_shown(best["rating"])
+    assert tab.text("form") == as_shown(top.rating, 1)
+    assert tab.text("interval").startswith(f"{as_shown(best['interval'][0])} – {as_shown(best['interval'][1])}")
     assert tab.text("games") == str(top.games)
     assert tab.text("wdl") == f"{top.wins} / {top.draws} / {top.losses}"
     for tid, value in (("timeouts", top.timeouts), ("illegal", top.illegal), ("forfeits", top.forfeits)):
@@ -309,7 +314,7 @@ def test_bot_page_shows_history_conduct_and_results_from_its_seat(tab: Tab, site
         others = [str(s) for t, s in enumerate(rec["score"]) if t != team]
         assert row.get_by_test_id("score").inner_text() == " – ".join([str(rec["score"][team]), *others])
         elo = float(m["elo"][seat])
-        assert row.get_by_test_id("elo").inner_text() == ("+" if elo > 0 else "−") + f"{abs(elo):.1f}"
+        assert row.get_by_test_id("elo").inner_text() == ("+" if elo > 0 else "−") + as_shown(abs(elo), 1)
         opponent = m["seats"][1 - seat]
         assert row.get_by_role("link", name=opponent).get_attribute("href") == f"/leagues/{LEAGUE}/bots/{opponent}"
     assert letters.count("W") == top.wins and letters.count("L") == top.losses
@@ -721,9 +726,9 @@ def test_a_connected_bot_has_a_page_across_its_leagues_with_its_rating_chart(tab
     assert rows.evaluate_all("rs => rs.map(r => r.dataset.league)") == [s["league"] for s in data["leagues"]]
     shown = next(s for s in data["leagues"] if s["league"] == second)
     row = page.locator(f'[data-testid="profile-league"][data-league="{second}"]')
-    assert row.get_by_test_id("profile-rating").inner_text() == whole(shown["rating"])
+    assert row.get_by_test_id("profile-rating").inner_text() == as_shown(shown["rating"])
     assert row.get_by_test_id("profile-interval").inner_text() == (
-        f"{whole(shown['interval'][0])} – {whole(shown['interval'][1])}"
+        f"{as_shown(shown['interval'][0])} – {as_shown(shown['interval'][1])}"
     )
     assert tab.text("total-games") == str(data["totals"]["games"])
     chart = tab.testid("profile-chart")
