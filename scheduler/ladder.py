@@ -135,6 +135,10 @@ def _los(fit: Fit | SkillFit, count: int, top: int | None) -> dict[str, Any]:
 def ladder(results: LeagueResults, league: League, limit: int | None = None, offset: int = 0) -> dict[str, Any]:
     """The fitted ladder, best first: rating, interval, provisional, margin, counts, and form (Elo).
 
+    Each row's counts (``games``, wins, draws, losses, points) are the results stored; ``rated_games`` is
+    the games its rating was fitted on (fewer for a moment where the fit was published before the last
+    results landed: a standing ladder refits as it goes).
+
     A league fitted on skill is ordered (and grouped) by skill: each row adds ``skill``, its
     ``skill_interval`` and mean ``luck`` (points a match), beside the win/loss rating. ``luck_correction``
     is the luck coefficient and the variance it leaves (None in a ladder cached before it was kept).
@@ -153,7 +157,9 @@ def ladder(results: LeagueResults, league: League, limit: int | None = None, off
         form = extra.pop("rating", None)
         if win_loss:  # the skill fit's row, beside the win/loss fit's
             r = {**win_loss.get(r["bot"], {}), "skill": r["skill"], "skill_interval": r["interval"], "luck": r["luck"]}
-        rows.append({"rank": rank, **extra, **r, "form": form})
+        # the counts (games, W/D/L) as results land; the fit's own count beside them, as rated_games: a
+        # standing ladder publishes its fit every few seconds, so the two may differ for a moment
+        rows.append({"rank": rank, **r, **extra, "rated_games": r["games"], "form": form})
     skill = {"without_luck": fit["skill"]["without_luck"], "skill_model": fit["skill"]["model"]} if win_loss else {}
     return {
         "league": league.league_id,

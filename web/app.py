@@ -201,7 +201,8 @@ def api_league(reads: ReadsDep, league_id: str) -> JSONResponse:
     "/leagues/{league_id}/ladder",
     tags=["ladder"],
     summary="The fitted ladder, best first, a page at a time (limit, offset; total is every bot): rating, "
-    "95% interval, provisional mark, margin, settled groups, form",
+    "95% interval, provisional mark, margin, settled groups, form; games and W/D/L as stored, rated_games as "
+    "fitted (a standing ladder's fit may trail the last results by a few seconds)",
 )
 def api_ladder(
     reads: ReadsDep, league_id: str, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)

@@ -114,9 +114,39 @@
     );
   }
 
-  function renderProgress(p) {
+  function renderProgress(p, standing) {
     const host = document.getElementById("tournament");
     const running = LIVE.includes(p.status);
+    document.getElementById("tournament-h").firstChild.textContent = standing ? "Play " : "Tournament ";
+    if (standing) {
+      // a ladder that never ends: no total, no bar, no ETA; what it played and what it has planned
+      clear(host).append(
+        el(
+          "div",
+          { "data-testid": "progress", "data-status": p.status, "data-done": p.done, "data-total": p.total, "data-failed": p.failed },
+          el(
+            "div",
+            { class: "frame-line" },
+            el("div", { class: "frame-counter", "data-testid": "progress-text" }, `${p.done} matches played; it plays on, with no end`),
+            el("div", { class: "muted small", text: p.matches_per_second ? `${num(p.matches_per_second, 2)} matches/s` : "" }),
+          ),
+          el(
+            "div",
+            { class: "counts" },
+            count("played", p.done, "progress-done"),
+            count("running", p.running, "progress-running"),
+            count("planned", p.queued, "progress-queued"),
+            count("failed", p.failed, "progress-failed", p.failed ? "alert" : null),
+          ),
+        ),
+      );
+    } else {
+      renderEventProgress(host, p);
+    }
+    renderFlags(host, p, running);
+  }
+
+  function renderEventProgress(host, p) {
     let eta = "–";
     if (p.status === "finished") eta = "done";
     else if (p.status === "running" && p.eta_seconds !== null && p.eta_seconds !== undefined) eta = TA.duration(p.eta_seconds);
@@ -155,6 +185,9 @@
         ),
       ),
     );
+  }
+
+  function renderFlags(host, p, running) {
     const absent = Object.keys(p.absent || {});
     if (absent.length) {
       const since = Math.min(...Object.values(p.absent));
@@ -604,7 +637,7 @@
     TA.clearErrors();
     summary = s;
     renderFacts(s);
-    renderProgress(s.progress);
+    renderProgress(s.progress, s.format === "standing");
     const counts = `${s.progress.done}/${s.progress.failed}/${s.progress.status}`;
     if (counts !== lastCounts) {
       lastCounts = counts;
