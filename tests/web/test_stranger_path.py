@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from arena_harness import ROOT, new_arena, readable_folder
-from web_kit import DESKTOP, Site, Tab, open_tab
+from web_kit import DESKTOP, Site, open_tab
 
 from cli.local import CLI, free_port
 from hosting.programs.sandbox import unavailable
