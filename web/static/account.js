@@ -57,7 +57,7 @@ const AccountPage = (() => {
       el("pre", { class: "output", "data-testid": "connect-command", text: `TABLANETTE_TOKEN=${token} TABLANETTE_ADDRESS=HOST:PORT tablanette bot run greedy --as ${bot}` }),
       el("p", null, "A program of your own: speak the bot protocol (", el("code", { text: "docs/protocol.md" }), ", the Python SDK ",
         el("code", { text: "bots/sdk.py" }), "), or JSON lines on standard input and output (", el("code", { text: "docs/jsonlines.md" }),
-        ") through ", el("code", { text: `tablanette bot bridge --as ${bot} -- ./mybot` }), ". It plays in the leagues the operator adds it to; ",
+        ") through ", el("code", { text: `tablanette bot bridge --as ${bot} -- ./mybot` }), ". While it is connected it plays in the open ladders (they take accounts' bots by themselves) and in the leagues the operator adds it to; ",
         el("a", { href: urls.hosted(bot), text: `its page` }), " shows its results."),
     ];
   }
