@@ -246,7 +246,7 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
     broker = settings.broker_url
     watch = [connect(broker, ride_out=True)] if broker != settings.redis_url and broker.startswith("redis") else []
     if quiet:
-        return Feeder(st, league_id, enqueue, window, watch=watch).run()
+        return Feeder(st, league_id, enqueue, window, watch=watch, claim_ms=settings.feeder_claim_ms).run()
     if not console.is_terminal:  # a log, not a bar: one line every few seconds and at the end
         last = {"at": 0.0}
 
@@ -255,7 +255,9 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
                 last["at"] = time.monotonic()
                 console.print(progress_line(s), highlight=False)
 
-        return Feeder(st, league_id, enqueue, window, on_progress=log_line, watch=watch).run()
+        return Feeder(
+            st, league_id, enqueue, window, on_progress=log_line, watch=watch, claim_ms=settings.feeder_claim_ms
+        ).run()
     with progress_bar() as bar:
         task = bar.add_task(league_id, total=None, extra="")
 
@@ -265,7 +267,9 @@ def run_feed(league_id: str, window: int, quiet: bool = False) -> LeagueStatus:
                 extra += f", [yellow]{note}[/]"
             bar.update(task, total=s.total, completed=s.done + s.failed, extra=extra)
 
-        return Feeder(st, league_id, enqueue, window, on_progress=show, watch=watch).run()
+        return Feeder(
+            st, league_id, enqueue, window, on_progress=show, watch=watch, claim_ms=settings.feeder_claim_ms
+        ).run()
 
 
 def _report_end(name: str, status: LeagueStatus) -> None:

@@ -39,6 +39,7 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_VISIBILITY_TIMEOUT`` | ``7200`` | seconds before an unacknowledged match is redelivered |
 | ``TABLANETTE_TASK_TIME_LIMIT`` | ``visibility - 300`` (at least 60) | hard time limit of one match |
 | ``TABLANETTE_LEASE_MS`` | ``30000`` | a running match's lease, renewed at a third of it |
+| ``TABLANETTE_FEEDER_CLAIM_MS`` | ``10000`` | one scheduler a league: another takes over this long after it dies |
 | ``TABLANETTE_MAX_ATTEMPTS`` | ``5`` | failed attempts before a match is marked failed (arena faults never count) |
 | ``TABLANETTE_RESTORE_INTERVAL`` | ``10`` | seconds between sweeps returning abandoned matches to the queue |
 | ``TABLANETTE_TLS_CA`` | unset | CA certificate (PEM) to reach engine replicas that serve TLS |
@@ -120,6 +121,7 @@ class ArenaSettings(BaseSettings):
     visibility_timeout: int = Field(7200, ge=2)
     task_time_limit: int = Field(0, ge=0)
     lease_ms: int = Field(30_000, ge=300)
+    feeder_claim_ms: int = Field(10_000, ge=300)
     max_attempts: int = Field(
         5, ge=1, validation_alias=AliasChoices("TABLANETTE_MAX_ATTEMPTS", "TABLANETTE_MAX_DELIVERIES")
     )

@@ -34,6 +34,7 @@ in flight and enqueues more as results land. It never needs a person:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -50,6 +51,7 @@ from scheduler.standing_feed import StandingKeeper
 from store import deal_policy
 from store.accounts import Accounts
 from store.client import outages_ridden_out
+from store.feeder_claim import FeederClaim
 from store.league_status import LeagueStatus
 from store.leagues import League, LeagueError, LeagueStore
 from store.leases import MatchLease
@@ -161,6 +163,8 @@ class Feeder:
     quarantined: set[str] = field(default_factory=set)
     watch: Sequence[redis.Redis] = ()
     """Other Redis servers whose restart may lose matches in flight (the broker, when it is not the store)."""
+    claim_ms: int = 10_000
+    """The life of the league's feeder claim (:mod:`store.feeder_claim`): one scheduler a league."""
     _presence_at: float = 0.0
     _outages: tuple[object, ...] = ()
     """What :meth:`_outage_mark` said at the last re-send."""
@@ -177,10 +181,20 @@ class Feeder:
         return LeagueResults(self.store.r, self.store.prefix)
 
     def run(self) -> LeagueStatus:
-        league = self.store.load(self.league_id)
-        if short := too_few_bots(league):
+        """Feed the league until it is over (or told to stop, or another scheduler took it over)."""
+        if short := too_few_bots(self.store.load(self.league_id)):
             raise LeagueError(short)  # before anything is decided or written
-        league = self.store.settle_deals(league)
+        claim = FeederClaim(self.store.r, self.store.prefix, self.league_id, self.claim_ms)
+        if not claim.take(self.should_stop, log.warning):
+            return self.store.status(self.league_id)
+        try:
+            return self._feed(claim)
+        finally:
+            with contextlib.suppress(redis.RedisError):
+                claim.give_back()
+
+    def _feed(self, claim: FeederClaim) -> LeagueStatus:
+        league = self.store.settle_deals(self.store.load(self.league_id))
         retried = self.store.retry_failed(self.league_id)
         if retried:
             log.info("league %s: retrying %d failed match(es)", self.league_id, len(retried))
@@ -196,6 +210,11 @@ class Feeder:
         self._outages = self._outage_mark()
         self._resend_in_flight()
         while True:
+            if not claim.keep():  # paused past the claim, and another scheduler took over: it feeds now
+                log.warning(
+                    "league %s: another scheduler (%s) feeds it now; this one stops", self.league_id, claim.holder_now()
+                )
+                return self.store.status(self.league_id)
             st = self.store.status(self.league_id)
             if self.on_progress is not None:
                 self.on_progress(st)

@@ -223,6 +223,11 @@ class LeagueKeys:
         (:mod:`store.embargo`)."""
         return f"{self.base}:open-deals"
 
+    @property
+    def feeder(self) -> str:
+        """String with a TTL: the scheduler feeding the league now (:mod:`store.feeder_claim`)."""
+        return f"{self.base}:feeder"
+
     def match(self, match_id: str) -> str:
         """Hash: one match's seats, seed, status, attempts, result."""
         return f"{self.base}:match:{match_id}"

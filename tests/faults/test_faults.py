@@ -102,11 +102,17 @@ def test_redis_paused(fa: FaultArena) -> None:
 
 
 def test_the_scheduler_killed_and_started_again(fa: FaultArena) -> None:
+    """A second scheduler of the league, started while the first feeds it (a standby on another machine, a
+    supervisor's restart), waits and says why; the first killed, it takes over by itself and ends the league."""
     fa.start_league()
     fa.wait_mid_league()
-    assert fa.feeder is not None
-    fa.kill(fa.feeder)
+    first = fa.feeder
+    assert first is not None
     fa.start_feeder()
+    standby = fa.feeder
+    assert standby is not None and standby is not first
+    standby.wait_for(r"is fed by another scheduler \(\S+\); this one waits", "the standby to say it waits")
+    fa.kill(first)
     fa.check_clean()
     plan = [m.decode() for m in fa.arena.redis.lrange(fa.keys.plan, 0, -1)]
     starts = [int(fa.arena.redis.hget(fa.keys.match(m), "starts") or 0) for m in plan]
