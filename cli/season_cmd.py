@@ -60,7 +60,8 @@ def _said(name: str, kept: dict[str, Any]) -> list[str]:
             "from then on, every rating afresh",
             f"league {name}: its {kept['to']} older results stay stored (matches, replays, records, bot pages)",
             f"league {name}: newcomers are placed again, and every bot's minimum share counts the new season's games",
-            f"league {name}: a running `league start` takes the new season in within a second, a restarted one too",
+            f"league {name}: a running `league start` takes the new season in as the next result lands, "
+            "a restarted one too",
         ]
     return lines
 
