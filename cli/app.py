@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 
 
 def _league(module: Any) -> None:
-    from . import archive_cmd, ladder_cmd  # the ladder reads a league's results: its commands live under `league`
+    from . import archive_cmd, ladder_cmd, season_cmd  # they read a league's results: they live under `league`
 
     module.app.command("ladder")(ladder_cmd.ladder)
     module.app.command("los")(ladder_cmd.los)
     module.app.command("archive")(archive_cmd.archive)
+    module.app.command("season")(season_cmd.season)
+    module.app.command("seasons")(season_cmd.seasons)
 
 
 def _records(module: Any) -> None:

@@ -24,7 +24,7 @@ def audit(
         typer.Option(
             "--kind",
             help="Only events of this kind: login, login_refused, takeover, rate_limited, token_issued, "
-            "revoked, quarantined, lift_requested, quarantine_lifted.",
+            "revoked, quarantined, lift_requested, quarantine_lifted, season_taken.",
         ),
     ] = None,
     bot: Annotated[str | None, typer.Option(help="Only events about this bot.")] = None,

@@ -19,6 +19,11 @@ A standing ladder's scheduler fits it anyway, warm, to choose its pairs
 (:func:`publish`); past :data:`STANDING_IN_REQUEST_MAX` results a reader serves
 what it published however old (a fit from every result would take seconds
 there), so a page of a 10,000-bot ladder answers in milliseconds.
+
+A standing ladder that started a new season (``league season --new``, :mod:`scheduler.seasons`) is fitted on
+that season's results only: from :meth:`store.seasons.Seasons.start` on, its rows counting games, wins,
+draws and losses from there too (:func:`store.seasons.counts_since`). Every cache says where the results
+it was fitted on start (``from``), so a new season is never served an old one's fit.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from scheduler.ratings import Fit, Outcome, fit_ratings
 from scheduler.skill import SkillFit, fit_skill
 from store.leagues import League
 from store.results import LeagueResults
+from store.seasons import Seasons, counts_since
 
 REFIT_EVERY = 5.0
 """Seconds: while results keep coming, the cached ladder is at most this old."""
@@ -44,10 +50,21 @@ LOS_TOP = 100
 """The likelihood-of-superiority matrix cached (and served) covers at most the top this many bots."""
 
 
+def season_start(results: LeagueResults, league: League) -> int:
+    """Where the results the league's ladder is fitted on start: a standing ladder's season's first, else 0."""
+    return Seasons(results.r, results.prefix).start(league.league_id) if league.format == "standing" else 0
+
+
+def season_outcomes(results: LeagueResults, league: League, start: int | None = None) -> list[Outcome]:
+    """The results the league's ladder is fitted on (a standing ladder's: its season's), in the order they came."""
+    start = season_start(results, league) if start is None else start
+    return [Outcome.from_json(o) for o in results.outcomes(league.league_id, start)]
+
+
 def fit_league(results: LeagueResults, league: League, outcomes: list[Outcome] | None = None) -> Fit:
-    """Fit a league's ratings from all its results now (no cache)."""
+    """Fit a league's ratings from all its results now (a standing ladder's: its season's; no cache)."""
     if outcomes is None:
-        outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
+        outcomes = season_outcomes(results, league)
     return fit_ratings(outcomes, bots=league.bots, initial=league.initial, threshold=league.confidence)
 
 
@@ -57,14 +74,18 @@ def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY)
     A league fitted on skill also has ``skill``: :func:`scheduler.skill.fit_skill`'s JSON. Every league has
     ``luck_correction``: the luck coefficient and the variance ratio (the skill fit's, or as it would be).
     """
-    count = results.outcome_count(league.league_id)
+    start = season_start(results, league)
+    count = results.outcome_count(league.league_id) - start
     cached = results.cached(league.league_id, "fit")
+    if cached and cached.get("from", 0) != start:  # an older season's
+        cached = None
     young = cached and (cached["results"] == count or time.time() - cached["computed_at"] < max_age)
     kept = league.format == "standing" and count > STANDING_IN_REQUEST_MAX  # its scheduler refits it
     if cached and (young or kept) and (league.fitted_on == "skill") == ("skill" in cached):
         return cached
-    outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
-    data = {"results": count, "computed_at": time.time(), **fit_league(results, league, outcomes).to_json()}
+    outcomes = season_outcomes(results, league, start)
+    fit = fit_league(results, league, outcomes).to_json()
+    data = {"results": count, "from": start, "computed_at": time.time(), **fit}
     if league.fitted_on == "skill":
         data["skill"] = fit_skill(outcomes, league.bots, threshold=league.confidence).to_json()
         data["luck_correction"] = data["skill"]["luck_correction"]
@@ -74,18 +95,18 @@ def fitted(results: LeagueResults, league: League, max_age: float = REFIT_EVERY)
     return data
 
 
-def publish(results: LeagueResults, league: League, fit: Fit, count: int) -> dict[str, Any]:
-    """Cache ``fit`` (of ``count`` results, with intervals) as the league's fitted ladder, as :func:`fitted`
-    would have; a standing ladder's scheduler calls it with its own warm fit. What was cached."""
+def publish(results: LeagueResults, league: League, fit: Fit, count: int, start: int = 0) -> dict[str, Any]:
+    """Cache ``fit`` (of ``count`` results from the ``start``-th on, with intervals) as the league's fitted
+    ladder, as :func:`fitted` would have; a standing ladder's scheduler calls it with its own warm fit. What
+    was cached."""
     luck: dict[str, Any] | None = None
     if count <= LUCK_MAX:
-        outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
-        luck = luck_coefficient(outcomes).to_json()
-    elif last := results.cached(league.league_id, "fit"):
+        luck = luck_coefficient(season_outcomes(results, league, start)[:count]).to_json()
+    elif (last := results.cached(league.league_id, "fit")) and last.get("from", 0) == start:
         luck = last.get("luck_correction")
-    data = {"results": count, "computed_at": time.time(), **fit.to_json(), "luck_correction": luck}
+    data = {"results": count, "from": start, "computed_at": time.time(), **fit.to_json(), "luck_correction": luck}
     results.cache(league.league_id, "fit", data)
-    results.cache(league.league_id, "los", _los(fit, count, LOS_TOP))
+    results.cache(league.league_id, "los", {**_los(fit, count, LOS_TOP), "from": start})
     return data
 
 
@@ -96,17 +117,19 @@ def los_matrix(
 
     Cached for the top :data:`LOS_TOP` bots; a bigger ``top`` (None: every bot) is computed afresh.
     """
-    count = results.outcome_count(league.league_id)
+    start = season_start(results, league)
+    count = results.outcome_count(league.league_id) - start
     if top is None or top > LOS_TOP:
         return _los(_ordering_fit(results, league), count, top)
     cached = results.cached(league.league_id, "los")
     kept = league.format == "standing" and count > STANDING_IN_REQUEST_MAX  # its scheduler publishes it
     if (
         not cached
+        or cached.get("from", 0) != start
         or (cached["results"] != count and time.time() - cached["computed_at"] >= max_age and not kept)
         or cached.get("fit", "win-loss") != league.fitted_on
     ):
-        cached = _los(_ordering_fit(results, league), count, LOS_TOP)
+        cached = {**_los(_ordering_fit(results, league), count, LOS_TOP), "from": start}
         results.cache(league.league_id, "los", cached)
     return {**cached, "bots": cached["bots"][:top], "los": [row[:top] for row in cached["los"][:top]]}
 
@@ -114,7 +137,7 @@ def los_matrix(
 def _ordering_fit(results: LeagueResults, league: League) -> Fit | SkillFit:
     """The fit that orders the league's ladder: on skill, or on wins and losses."""
     if league.fitted_on == "skill":
-        outcomes = [Outcome.from_json(o) for o in results.outcomes(league.league_id)]
+        outcomes = season_outcomes(results, league)
         return fit_skill(outcomes, league.bots, threshold=league.confidence)
     return fit_league(results, league)
 
@@ -149,6 +172,9 @@ def ladder(results: LeagueResults, league: League, limit: int | None = None, off
     order = fit.get("skill", fit)  # the fit that orders the ladder
     page = order["ratings"][offset : None if limit is None else offset + limit]
     counts = results.standings_of(league.league_id, [r["bot"] for r in page])
+    if fit.get("from"):  # a standing ladder's new season: its games, wins, draws and losses only
+        base = Seasons(results.r, results.prefix).base_of(league.league_id, list(counts))
+        counts = {bot: counts_since(c, base.get(bot, {})) for bot, c in counts.items()}
     win_loss = {r["bot"]: r for r in fit["ratings"]} if "skill" in fit else {}
     rows = []
     for rank, r in enumerate(page, offset + 1):
@@ -166,6 +192,7 @@ def ladder(results: LeagueResults, league: League, limit: int | None = None, off
         "fit": league.fitted_on,
         **skill,
         "results": fit["results"],
+        "season_from": fit.get("from", 0),
         "threshold": fit["threshold"],
         "model": fit["model"],
         "luck_correction": fit.get("luck_correction"),

@@ -195,6 +195,15 @@ class StandingPlanner:
         self._theta = {bot: (r - mean) / ELO for bot, r in ratings.items()}
         self._rank()
 
+    def restart(self) -> None:
+        """A new season (``league season --new``): forget every result and rating, so that the next fit, the
+        newcomers' placement and every bot's share count the new season's games only. What is planned stays
+        planned (its results count in the new season)."""
+        self.tally = DuelTally(mirrored=self.league.mirrored)
+        self.fit, self.fitted_at = None, -1
+        self._theta, self._info, self._diag, self._placed_by_fit = {}, None, np.zeros(0), set()
+        self._rating, self._ranked, self._rated_versions = {}, [], {}
+
     def drop(self, match_ids: Collection[str]) -> None:
         """Forget matches that will not be played (withdrawn, or failed): they no longer fill the queue."""
         for mid in match_ids:

@@ -18,6 +18,11 @@ no reader of a large ladder ever fits it.
 
 A restarted scheduler starts its planner from the ladder published last (:meth:`StandingKeeper.start`): its
 first fit is warm too.
+
+A new season (``league season --new``: :mod:`store.seasons`) moves where the ladder's results start. The
+keeper reads that start each time it reads results, and on a change restarts its planner from it
+(:meth:`~scheduler.standing.StandingPlanner.restart`): a running scheduler takes a new season in by itself,
+and a restarted one starts from the season's first result.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from store.codec import text
 from store.league_settings import League
 from store.leagues import LeagueStore
 from store.results import LeagueResults
+from store.seasons import Seasons
 
 log = logging.getLogger("tablanette.scheduler")
 
@@ -48,7 +54,9 @@ class StandingKeeper:
     league_id: str
     planner: StandingPlanner
     read: int = 0
-    """Results read so far (the ledger's list only grows)."""
+    """Where the next result to read is in the league's results (the ledger's list only grows)."""
+    season: int = 0
+    """Where the season the planner fits starts in the league's results."""
     published_at: float = 0.0
     published: int = -1
     """The results behind the ladder published last."""
@@ -62,16 +70,42 @@ class StandingKeeper:
         """Keep the queue at twice the matches in flight, start from the ladder published last, and take in
         what was planned and played before (a restart)."""
         self.planner.ahead = 2 * window if window > 0 else AHEAD
+        self.season = Seasons(self.store.r, self.store.prefix).start(self.league_id)
         cached = self.results.cached(self.league_id, "fit")
-        if cached:
+        if cached and cached.get("from", 0) == self.season:
             self.planner.remember({r["bot"]: r["rating"] for r in cached["ratings"] if r["games"]})
+        self.planner.absorb(planned, [])
+        self._played_before(self.season)
         self.catch_up(planned)
 
     def catch_up(self, planned: list[PlannedMatch]) -> None:
-        """Hand the planner what was planned since, then the results that landed since (each read once)."""
+        """Hand the planner what was planned since, then the results that landed since (each read once); after a
+        new season began, every result of the season afresh."""
+        self.planner.absorb(planned, [])  # first: what a skipped result finished leaves the queue for good
+        self.follow_season()
         fresh = [Outcome.from_json(o) for o in self.results.outcomes(self.league_id, self.read)]
         self.read += len(fresh)
         self.planner.absorb(planned, fresh)
+
+    def follow_season(self) -> None:
+        """If a new season began (``league season --new``), restart the planner from its first result (after
+        the planner took in every match planned)."""
+        season = Seasons(self.store.r, self.store.prefix).start(self.league_id)
+        if season != self.season:
+            self.planner.restart()
+            self._played_before(season)
+            self.season = self.read = season
+            self.published = -1
+            log.info("league %s: a new season from result %d on: its ratings start afresh", self.league_id, season)
+
+    def _played_before(self, season: int) -> None:
+        """Skip the results not read yet that came before the season's first (the planner fits none of them):
+        only the matches they finished are taken out of its queue (the finished list holds their ids in the
+        results' order)."""
+        if season > self.read:
+            finished = self.store.r.lrange(self.store.keys(self.league_id).finished_order, self.read, season - 1)
+            self.planner.drop({text(m) for m in finished})
+            self.read = season
 
     def more(self, planned: list[PlannedMatch], in_flight: list[str]) -> list[PlannedMatch]:
         """The planner's next matches, after what happened since the last call."""
@@ -104,9 +138,11 @@ class StandingKeeper:
     def publish(self, league: League) -> bool:
         """Publish the planner's last fit as the league's ladder, with intervals, if it is new and the last one
         is :data:`~scheduler.ladder.REFIT_EVERY` seconds old; whether it did."""
+        if Seasons(self.store.r, self.store.prefix).start(self.league_id) != self.season:
+            return False  # an old season's fit: the next catch_up restarts the planner on the new one
         fit, count = self.planner.fit, self.planner.tally.count
         if fit is None or count == self.published or time.monotonic() - self.published_at < REFIT_EVERY:
             return False
-        publish(self.results, league, self.planner.shown(), count)
+        publish(self.results, league, self.planner.shown(), count, self.season)
         self.published, self.published_at = count, time.monotonic()
         return True

@@ -343,6 +343,29 @@ class LeagueKeys:
         return f"{self.base}:fit-stamps"
 
     @property
+    def seasons(self) -> str:
+        """List of JSON summaries of a standing ladder's seasons (``league season``), season ``n`` the ``n``-th:
+        label, when, how many results; only ever appended to (:mod:`store.seasons`)."""
+        return f"{self.base}:seasons"
+
+    @property
+    def season_tables(self) -> str:
+        """Hash: season number -> JSON, the ladder as it stood when the season was taken (written once)."""
+        return f"{self.base}:season-tables"
+
+    @property
+    def season_start(self) -> str:
+        """String: where the season now played starts, as a position in :attr:`outcomes` (unset: 0): a
+        standing ladder is fitted on the results from there on (``league season --new``)."""
+        return f"{self.base}:season-start"
+
+    @property
+    def season_base(self) -> str:
+        """Hash: bot -> JSON, its :meth:`stats` counts when the season now played started (what its season's
+        ladder row subtracts)."""
+        return f"{self.base}:season-base"
+
+    @property
     def quarantine(self) -> str:
         """Hash: bot -> JSON {reason, match, at}: bots taken out of scheduling until an operator lifts it."""
         return f"{self.base}:quarantine"

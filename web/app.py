@@ -36,7 +36,7 @@ from store.embargo import HeldBack
 from store.leagues import LeagueError
 from store.rate_limits import AttemptLimits
 from store.versions import Quota, QuotaError, VersionError
-from web import front_door, queries
+from web import front_door, queries, seasons
 from web.callers import acting, caller
 from web.live import LiveHub, sse, stream
 from web.queries import Reads
@@ -132,6 +132,11 @@ def league_page(league_id: str) -> FileResponse:
     return _page("league.html")
 
 
+@pages.get("/leagues/{league_id}/seasons/{number}")
+def season_page(league_id: str, number: int) -> FileResponse:
+    return _page("season.html")
+
+
 @pages.get("/leagues/{league_id}/bots/{bot}")
 def bot_page(league_id: str, bot: str) -> FileResponse:
     return _page("bot.html")
@@ -208,6 +213,26 @@ def api_ladder(
     reads: ReadsDep, league_id: str, limit: int = Query(100, ge=1, le=1000), offset: int = Query(0, ge=0)
 ) -> JSONResponse:
     return JSONResponse(queries.ladder(reads, league_id, limit, offset))
+
+
+@api.get(
+    "/leagues/{league_id}/seasons",
+    tags=["ladder"],
+    summary="A standing ladder's seasons (`tablanette league season`), first first: number, label, when, results, "
+    "bots, leader, whether a new season started there; 404 for a league that is not a standing ladder",
+)
+def api_seasons(reads: ReadsDep, league_id: str) -> JSONResponse:
+    return JSONResponse(seasons.seasons(reads, league_id))
+
+
+@api.get(
+    "/leagues/{league_id}/seasons/{number}",
+    tags=["ladder"],
+    summary="One season of a standing ladder with the ladder it kept (rank, bot, rating, 95% interval, games, "
+    "W/D/L, form), never changed afterwards; 404 if there is no such season",
+)
+def api_season(reads: ReadsDep, league_id: str, number: int) -> JSONResponse:
+    return JSONResponse(seasons.season(reads, league_id, number))
 
 
 @api.get(
