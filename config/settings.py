@@ -51,6 +51,9 @@ that names the variable (:class:`SettingsError`), never a traceback.
 | ``TABLANETTE_HOST_BUILD_SECONDS`` | ``600`` | the longest one build may take before it is stopped |
 | ``TABLANETTE_VERSIONS_PER_HOUR`` | ``10`` | versions one hosted bot (its owner key) may submit in any hour |
 | ``TABLANETTE_SOURCE_BYTES_PER_BOT`` | ``33554432`` | source archive bytes one hosted bot keeps in Redis (32 MB) |
+| ``TABLANETTE_HOSTED_SOURCE_BYTES_PER_ACCOUNT`` | ``52428800`` | source bytes one account's hosted bots keep (50 MB) |
+| ``TABLANETTE_HOSTED_VERSIONS_BUILDING_PER_ACCOUNT`` | ``2`` | an account's versions building or in preflight at once |
+| ``TABLANETTE_HOSTED_VERSIONS_ACTIVE_PER_ACCOUNT`` | ``5`` | an account's hosted bots in service at once |
 | ``TABLANETTE_ARCHIVE_DIR`` | ``var/archive`` | where ``league archive`` moves finished leagues' records (Parquet) |
 | ``TABLANETTE_ARCHIVE_AFTER_DAYS`` | ``30`` | days after a league finished that ``league archive --watch`` moves it |
 
@@ -143,6 +146,10 @@ class ArenaSettings(BaseSettings):
     bots_per_account: int = Field(20, ge=1)
     versions_per_hour_per_account: int = Field(30, ge=1)
     signups_per_hour: int = Field(5, ge=1)
+    # an account's hosted bots, all together (store/account_quotas.py, scheduler/admission.py)
+    hosted_source_bytes_per_account: int = Field(50 << 20, ge=1 << 20)
+    hosted_versions_building_per_account: int = Field(2, ge=1)
+    hosted_versions_active_per_account: int = Field(5, ge=1)
     # the archive of finished leagues (store/archive.py)
     archive_dir: str = Field("var/archive", min_length=1)
     archive_after_days: float = Field(30.0, ge=0)

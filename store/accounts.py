@@ -194,6 +194,32 @@ class Accounts:
         self.r.sadd(self._bots_of(account.lower()), bot)
         return True
 
+    def release_bot(self, account: str, bot: str) -> bool:
+        """Give back a name ``account`` claimed for a hosted bot whose first version was refused: only while
+        the bot has no version and no token (nothing of it kept). Whether it was given back."""
+        key = account.lower()
+        released: list[bool] = []
+
+        def undo(pipe: redis.client.Pipeline) -> None:
+            owner = pipe.hget(self._bot_account, bot)
+            kept = (
+                pipe.exists(self.keys.versions(bot))
+                or pipe.hexists(self.keys.hosted, bot)
+                or pipe.hexists(self.keys.hosted_owner, bot)
+                or pipe.hexists(self.keys.bots, bot)  # a connected bot's token
+            )
+            if owner is None or text(owner) != key or kept:
+                released[:] = [False]
+                return
+            pipe.multi()
+            pipe.hdel(self._bot_account, bot)
+            pipe.srem(self._bots_of(key), bot)
+            released[:] = [True]
+
+        watched = (self._bot_account, self.keys.versions(bot), self.keys.hosted, self.keys.hosted_owner, self.keys.bots)
+        self.r.transaction(undo, *watched)
+        return released[0]
+
     def owner_of(self, bot: str) -> str | None:
         raw = self.r.hget(self._bot_account, bot)
         return None if raw is None else text(raw)

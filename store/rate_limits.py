@@ -58,6 +58,12 @@ class AttemptLimits:
         if int(count) > limit:
             raise Limited(f"too many {what} from here: try again in {math.ceil(ttl_ms / 1000)} s", ttl_ms / 1000)
 
+    def refund(self, kind: str, who: str) -> None:
+        """Give back one attempt :meth:`spend` counted (one whose action was refused, and so did nothing)."""
+        key = self._key(kind, who)
+        if int(self.r.decr(key)) <= 0:
+            self.r.delete(key)
+
     def locked_for(self, kind: str, who: str) -> float:
         """Seconds ``who`` must still wait after its failures (0: may try now)."""
         raw = self.r.get(self._key(kind + "-until", who))

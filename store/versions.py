@@ -23,7 +23,8 @@ the store keeps the choice, the web enforces it.
 A bot submits within its :class:`Quota`: so many versions an hour, and so many
 bytes of source kept (every archive lives in Redis, in its RAM: this bound is
 what keeps the arena's store from filling). A hosted bot has one owner key, so
-these are also the quotas of its owner (the key's holder).
+these are also the quotas of its owner (the key's holder). A bot an account owns is also
+within its account's :class:`~store.account_quotas.AccountQuota` (all the account's bots together).
 
 Keys (:class:`store.keys.Keys`): ``hosted``, ``hosted-owner``, ``hosted-public-output``,
 ``versions:<bot>``, ``source:<bot>@<n>``, ``host-lease:<bot>@<n>``.
@@ -47,7 +48,9 @@ from redis.exceptions import LockError
 
 from config import ArenaSettings
 
-from . import printable
+from . import account_quotas, printable
+from .account_quotas import FAILED, AccountQuota
+from .account_quotas import QuotaError as QuotaError
 from .codec import text
 from .keys import Keys
 from .tokens import NAME_RE, VERSION_RE, token_hash
@@ -60,25 +63,11 @@ MAX_OUTPUT = 40
 """Lines of a program's output kept (with each piece of evidence, and as its latest output)."""
 MAX_LINE = 1000
 """Characters kept of one line of output, a note or a reason."""
-FAILED = ("build-failed", "preflight-failed")
-"""States a version never leaves: nothing builds or runs it again, so its source may go."""
 HOUR = 3600.0
 
 
 class VersionError(ValueError):
     """An unknown bot or version, or a bad name."""
-
-
-class QuotaError(ValueError):
-    """A submission over its bot's :class:`Quota`, refused before anything was kept.
-
-    ``status`` is the HTTP status that says so (429: too many versions this hour,
-    with ``retry_after`` seconds; 413: too many bytes of source kept).
-    """
-
-    def __init__(self, message: str, status: int, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.status, self.retry_after = status, retry_after
 
 
 @dataclass(frozen=True)
@@ -88,11 +77,14 @@ class Quota:
 
     versions_per_hour: int
     source_bytes: int
+    account: AccountQuota | None = None
+    """What all the bots of the account that owns the bot may hold together, if an account owns it."""
 
     @classmethod
     def of(cls, settings: ArenaSettings) -> Quota:
-        """The quota the settings give (``TABLANETTE_VERSIONS_PER_HOUR``, ``TABLANETTE_SOURCE_BYTES_PER_BOT``)."""
-        return cls(settings.versions_per_hour, settings.source_bytes_per_bot)
+        """The quota the settings give (``TABLANETTE_VERSIONS_PER_HOUR``, ``TABLANETTE_SOURCE_BYTES_PER_BOT``,
+        and the account's: :mod:`store.account_quotas`)."""
+        return cls(settings.versions_per_hour, settings.source_bytes_per_bot, AccountQuota.of(settings))
 
 
 def _mb(size: int) -> str:
@@ -200,7 +192,8 @@ class Versions:
         The quota is checked and the version kept in one optimistic transaction on the bot's versions,
         so two submissions at once cannot both pass the last free place. When the source bytes would
         pass the bound, the sources of the bot's failed versions are given up first (nothing builds or
-        runs them again).
+        runs them again). A bot an account owns is also checked against the account's quota
+        (:mod:`store.account_quotas`), in the same transaction, which then watches all the account's bots.
         """
         if not NAME_RE.match(bot):
             raise VersionError(f"bot name {bot!r} must be 1-64 letters, digits, '_', '.' or '-'")
@@ -211,6 +204,8 @@ class Versions:
         def keep(pipe: redis.client.Pipeline) -> None:
             now = time.time()
             drop = self._within(bot, len(archive), quota, now) if quota is not None else []
+            if quota is not None and quota.account is not None:
+                drop = sorted(set(drop) | set(self._account_room(pipe, bot, len(archive), quota.account)))
             number = int(pipe.hget(self.keys.hosted, bot) or 0) + 1
             version = Version(bot, number, source_hash, manifest, now, updated=now)
             pipe.multi()
@@ -261,6 +256,41 @@ class Versions:
                 413,
             )
         return [name for name, _ in spare]
+
+    def _account_room(self, pipe: redis.client.Pipeline, bot: str, size: int, quota: AccountQuota) -> list[str]:
+        """Check a new archive of ``size`` bytes against the quota of the account that owns ``bot``, if one
+        does (watching its bots, so a change to any of them makes the submission try again); the versions
+        whose sources must go to make room for it."""
+        owner = pipe.hget(self.keys.bot_account, bot)
+        if owner is None:
+            return []
+        usage = self.account_usage(text(owner), pipe)
+        return account_quotas.check(usage, size, quota)
+
+    def account_usage(self, account: str, watch: redis.client.Pipeline | None = None) -> account_quotas.Usage:
+        """What the hosted bots of ``account`` (its lower-case name) hold now; with ``watch``, a pipeline in
+        an optimistic transaction, watching the account's bots and their versions first."""
+        bots_key = self.keys.account_bots(account)
+        if watch is not None:
+            watch.watch(bots_key)  # type: ignore[no-untyped-call]
+        bots = sorted(text(b) for b in self.r.smembers(bots_key))
+        if watch is not None and bots:
+            watch.watch(*(self.keys.versions(b) for b in bots))  # type: ignore[no-untyped-call]
+        usage = account_quotas.Usage(account)
+        for bot in bots:
+            versions = self.of(bot)
+            reads = self.r.pipeline(transaction=False)
+            for v in versions:
+                reads.strlen(self.keys.source(v.name))
+            for v, size in zip(versions, reads.execute() if versions else [], strict=True):
+                usage.add(v.name, v.state, int(size))
+        return usage
+
+    def check_account(self, account: str, quota: AccountQuota) -> None:
+        """:class:`QuotaError` if ``account`` may submit no version now (too many building at once, or its
+        source kept already at the bound): a cheap early refusal, before an upload is read or counted
+        (:meth:`submit` checks again, for good, with the upload's size)."""
+        account_quotas.check(self.account_usage(account), 0, quota)
 
     def get(self, name: str) -> Version | None:
         parts = split_version(name)

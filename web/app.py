@@ -34,7 +34,7 @@ from store.audit import AuditLog
 from store.client import async_twin
 from store.embargo import HeldBack
 from store.leagues import LeagueError
-from store.rate_limits import AttemptLimits
+from store.rate_limits import AttemptLimits, Limited
 from store.versions import Quota, QuotaError, VersionError
 from web import front_door, queries, seasons
 from web.callers import acting, caller
@@ -378,35 +378,51 @@ def api_output_visibility(reads: ReadsDep, bot: str, body: OutputVisibility, req
     "the account's first upload creates the bot); answers the new version",
 )
 async def api_submit_version(reads: ReadsDep, bot: str, request: Request) -> JSONResponse:
-    await run_in_threadpool(_submitter, reads, bot, request)
     quota: Quota = request.app.state.quota
-    await run_in_threadpool(reads.versions.check_rate, bot, quota)  # spam is refused before its upload is read
-    upload = bytearray()
-    async for chunk in request.stream():
-        upload.extend(chunk)
-        if len(upload) > MAX_PACKED:
-            raise HTTPException(413, f"the archive is larger than {MAX_PACKED >> 20} MB")
+    fresh, spent = await run_in_threadpool(_submitter, reads, bot, request, quota)
     try:
-        version, size = await run_in_threadpool(from_archive, reads.versions, bot, bytes(upload), quota)
-    except (ManifestError, SourceError) as exc:
-        raise HTTPException(422, str(exc)) from None
-    return JSONResponse({**version.to_json(), "size": size}, status_code=201)
-
-
-def _submitter(reads: Reads, bot: str, request: Request) -> None:
-    """The owner of ``bot``; or, for a name nobody has yet, an account, which it becomes the owner of."""
-    who = caller(request)
-    if who is not None and not reads.versions.of(bot) and front_door.owns(request, bot) is None:
-        acting(request)
-        front_door.claim(request, who, bot)  # 422 for a name no bot can have, 409 if it is anyone's
+        await run_in_threadpool(reads.versions.check_rate, bot, quota)  # spam is refused before its upload is read
+        upload = bytearray()
+        async for chunk in request.stream():
+            upload.extend(chunk)
+            if len(upload) > MAX_PACKED:
+                raise HTTPException(413, f"the archive is larger than {MAX_PACKED >> 20} MB")
+        try:
+            version, size = await run_in_threadpool(from_archive, reads.versions, bot, bytes(upload), quota)
+        except (ManifestError, SourceError) as exc:
+            raise HTTPException(422, str(exc)) from None
+    except QuotaError:  # refused: nothing of it stays, not the name it claimed nor the account's hour
+        await run_in_threadpool(front_door.give_back, request, bot, fresh, spent)
+        raise
+    if fresh and (who := caller(request)) is not None:
         AuditLog(reads.leagues.r, reads.leagues.prefix).record(
             "bot_created", account=who.account.name, bot=bot, bot_kind="hosted"
         )
+    return JSONResponse({**version.to_json(), "size": size}, status_code=201)
+
+
+def _submitter(reads: Reads, bot: str, request: Request, quota: Quota) -> tuple[bool, str | None]:
+    """The owner of ``bot``; or, for a name nobody has yet, an account, which it becomes the owner of. Whether
+    the name was claimed now, and the account whose hourly quota this submission spent (if any)."""
+    who = caller(request)
+    fresh = who is not None and not reads.versions.of(bot) and front_door.owns(request, bot) is None
+    if fresh and who is not None:
+        acting(request)
+        front_door.account_room(request, who.account.key, quota)  # before the name is claimed
+        front_door.claim(request, who, bot)  # 422 for a name no bot can have, 409 if it is anyone's
     _check_owner(reads, bot, request)
+    if not fresh and (owner := request.app.state.accounts.owner_of(bot)) is not None:
+        front_door.account_room(request, owner, quota)  # before the account's hour is spent
     if who is not None and front_door.owns(request, bot) is not None:  # an account's quota, over all its bots
         per_hour = request.app.state.settings.versions_per_hour_per_account
         limits: AttemptLimits = request.app.state.limits
-        limits.spend("account-versions", who.account.key, per_hour, 3600, "versions from this account this hour")
+        try:
+            limits.spend("account-versions", who.account.key, per_hour, 3600, "versions from this account this hour")
+        except Limited:
+            front_door.give_back(request, bot, fresh, None)
+            raise
+        return fresh, who.account.key
+    return fresh, None
 
 
 def _is_owner(reads: Reads, bot: str, request: Request) -> bool:

@@ -19,7 +19,7 @@ from store.accounts import MAX_PASSWORD, AccountError
 from store.credentials import SESSION_TTL, CredentialError
 from store.rate_limits import AttemptLimits, Limited
 from store.tokens import NAME_RE, BotTokens
-from store.versions import Versions
+from store.versions import Quota, Versions
 from web.callers import COOKIE, Caller, accounts_of, acting, caller, signed_in
 
 LOGINS_PER_WINDOW = 30
@@ -231,6 +231,23 @@ def claim(request: Request, who: Caller, bot: str) -> None:
         or not accounts.claim_bot(who.account.key, bot)
     ):
         raise HTTPException(409, f"the bot name {bot!r} is taken")
+
+
+def account_room(request: Request, account: str, quota: Quota) -> None:
+    """Refuse (:class:`~store.versions.QuotaError`) a submission to a bot of ``account`` that its account's
+    quota has no room for now (versions building at once, source kept): before anything is claimed or counted."""
+    if quota.account is not None:
+        accounts = accounts_of(request)
+        Versions(accounts.r, accounts.prefix).check_account(account, quota.account)
+
+
+def give_back(request: Request, bot: str, fresh: bool, spent: str | None) -> None:
+    """Undo what a refused submission took: the bot name it claimed (``fresh``), the account's hourly count."""
+    accounts = accounts_of(request)
+    if fresh and (who := caller(request)) is not None:
+        accounts.release_bot(who.account.key, bot)
+    if spent is not None:
+        _limits(request).refund("account-versions", spent)
 
 
 def owns(request: Request, bot: str) -> Caller | None:

@@ -290,7 +290,7 @@ def test_an_account_has_quotas_of_bots_and_of_versions_an_hour_over_all_its_bots
     open_arena: tuple[redis.Redis, str],
 ) -> None:
     r, prefix = open_arena
-    web = app_on(r, prefix, bots_per_account=2, versions_per_hour_per_account=2)
+    web = app_on(r, prefix, bots_per_account=2, versions_per_hour_per_account=2, hosted_versions_building_per_account=9)
     csrf = sign_up(web, "alice")
     h = {"X-CSRF-Token": csrf}
     assert web.post("/api/me/bots", json={"name": "one"}, headers=h).status_code == 201

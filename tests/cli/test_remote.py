@@ -346,3 +346,14 @@ def test_the_login_file_is_private_from_its_first_byte_whatever_the_umask(tmp_pa
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert load(path) == Login("https://arena.example.org", "tbk_abc", "ada")
     assert list(path.parent.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_an_accounts_quota_refusal_is_one_line_and_keeps_nothing(site: Site, author: Author) -> None:
+    """The arena's default: two versions of an account building at once; a third waits for one of them."""
+    folder = str(ROOT / "bots/jsonlines")
+    for bot in ("a", "b"):
+        author.ok("remote", "bot", "submit", f"{author.name}-{bot}", folder)
+    said = author.fails("remote", "bot", "submit", f"{author.name}-c", folder)
+    assert said.startswith(f"error: 429 account {author.name} has 2 versions building or in preflight"), said
+    assert "TABLANETTE_HOSTED_VERSIONS_BUILDING_PER_ACCOUNT=2" in said and said.endswith("(retry after 60 s)"), said
+    assert f"{author.name}-c" not in author.ok("remote", "bots")
