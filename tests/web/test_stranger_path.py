@@ -194,3 +194,38 @@ def test_a_stranger_at_a_terminal_gets_a_rated_hosted_bot_and_a_connected_bots_t
         assert games > 0, shown
     status = remote(tmp_path, "remote", "bot", "status", "term-perl")
     assert re.search(rf"league {LADDER}: term-perl@1 rating \d+, [1-9]\d* games", status), status
+
+
+# ------------------------------------------------------------------ the operator's seasons, as spectators see them
+
+HOSTILE_LABEL = '<img src=x onerror="window.__pwned=1">'
+
+
+def test_seasons_kept_are_listed_on_the_ladders_page_and_each_shows_the_ladder_it_kept(
+    browser: Any, arena: Arena
+) -> None:
+    lab = arena.site.arena
+    lab.start_python_bot("random", "visitor", lab.add_bot("visitor"), arena.engine_port, "--think-ms", "2")
+    lab.wait_connected("visitor")
+    arena.site.cli("league", "add-bot", LADDER, "visitor")
+    wait_rated(arena, "visitor")
+    out = arena.site.cli("league", "season", LADDER, "--label", HOSTILE_LABEL)
+    assert "season 1" in out.lower(), out
+    kept = arena.site.api(f"/leagues/{LADDER}/seasons/1")
+    assert kept["rows"] and kept["label"] == HOSTILE_LABEL
+    arena.site.cli("league", "season", LADDER, "--label", "second", "--new")
+    assert arena.site.api(f"/leagues/{LADDER}/ladder")["season_from"] >= kept["results"]
+
+    with open_tab(browser, arena.site, DESKTOP) as tab:
+        page = tab.open(f"/leagues/{LADDER}")
+        page.wait_for_selector("#seasons-panel:not([hidden])")
+        seasons = page.locator('[data-testid="season"]')
+        assert seasons.count() == 2 and seasons.first.inner_text().startswith("Season 2: second")
+        seasons.nth(1).locator("a").click()
+        page.wait_for_url(f"**/leagues/{LADDER}/seasons/1")
+        page.wait_for_selector("body[data-ready]")
+        assert HOSTILE_LABEL in page.locator("#season-name").inner_text()  # the label, as text
+        shown = page.locator('[data-testid="season-row"]').evaluate_all("rs => rs.map(r => r.dataset.bot)")
+        assert shown == [r["bot"] for r in kept["rows"]]
+        assert page.evaluate("window.__pwned") is None and page.locator("img[src=x]").count() == 0
+        tab.screenshot("season-kept")
