@@ -4,6 +4,7 @@ ones evenly thinned, its first kept), and a refit's points for every bot go in o
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -64,7 +65,7 @@ def test_a_line_stays_bounded_keeps_its_recent_points_and_thins_the_older_evenly
     index = [p.results // 10 for p in kept]  # the sequence number of each point kept
     assert all(p == written[n] for p, n in zip(kept, index, strict=True))  # each exactly as written
     assert index[0] == 0 and index[-RECENT:] == list(range(2_000 - RECENT, 2_000))  # the first, the last RECENT
-    gaps = [b - a for a, b in zip(index, index[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(index)]
     assert all(g & (g - 1) == 0 for g in gaps)  # strides are powers of two...
     assert gaps == sorted(gaps, reverse=True)  # ...never wider towards the present
     assert max(gaps) <= 2 * 2_000 // THINNED  # and the whole history is covered evenly: no hole
