@@ -7,11 +7,13 @@ draws them (:func:`web.queries.bot_page`).
 
 **Bounded.** A bot keeps at most :data:`MAX_POINTS` points, whatever how long the ladder runs: every one of its
 last :data:`RECENT` points, and a sample of the older ones thinned to at most :data:`THINNED` (done when the
-list passes :data:`MAX_POINTS`, so at most once every ``MAX_POINTS - RECENT - THINNED`` points). Each point carries the
-bot's own sequence number ``n`` (0 for its first); the older points kept are those with ``n`` divisible by the
-smallest power of two that leaves at most :data:`THINNED` of them. The strides nest, so the sample stays evenly
-spaced over the bot's whole history (denser towards the recent end), and its first point is always kept.
-10,000 bots take at most some 10,000 x 200 x 60 bytes (``bench/standing.py`` measures it).
+list passes its :func:`limit`, :data:`MAX_POINTS` less up to :data:`SPREAD` by a hash of the bot's name: at most
+once every ``MAX_POINTS - SPREAD - RECENT - THINNED`` points, and bots that record together thin apart). Each
+point carries the bot's own sequence number ``n`` (0 for its first); the older points kept are those with ``n``
+divisible by the smallest power of two that leaves at most :data:`THINNED` of them. The strides nest, so the
+sample stays evenly spaced over the bot's whole history (denser towards the recent end), and its first point is
+always kept. A full line takes some 10 KB of Redis; ``bench/standing.py`` measures it, and the writes, at 10,000
+bots.
 
 **One round trip a refit.** :meth:`RatingHistory.record` writes every bot's point in one script call (the
 league's keys share its hash tag, so the script is safe on a cluster too); a refit where nothing moved writes
@@ -24,6 +26,7 @@ In Redis each bot's points are a list (:meth:`store.keys.LeagueKeys.fitted_histo
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,35 +42,41 @@ RECENT = 50
 """Every one of a bot's last this many points is kept."""
 THINNED = 100
 """The points older than the last :data:`RECENT` are thinned to at most this many."""
+SPREAD = 25
+"""A bot's line is thinned once longer than :data:`MAX_POINTS` less up to this many (:func:`limit`)."""
 MOVE = 1.0
 """Elo: a point is recorded once the rating or an end of its interval moved this much since the last one..."""
 EVERY = 3600.0
 """... or once this many seconds passed since it (so a bot's line reaches the present)."""
 
-# KEYS: one bot's list each; ARGV: MAX_POINTS, RECENT, THINNED, then one point per key ("at results rating low
-# high"). Each point gets the bot's next sequence number; a list past MAX_POINTS keeps its last RECENT points and
+# KEYS: one bot's list each; ARGV: RECENT, THINNED, then per key its length limit and its point ("at results rating
+# low high"). Each point gets the bot's next sequence number; a list past its limit keeps its last RECENT points and
 # those older with n divisible by the smallest power of two leaving at most THINNED. Returns the lists thinned.
 _RECORD = """
-local most, recent, thinned = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local function seq(point) return tonumber(string.match(point, '^(%d+)')) end
+local recent, thinned = tonumber(ARGV[1]), tonumber(ARGV[2])
+local function seq(point) return tonumber(string.match(point, '^%d+')) end
 local done = 0
 for i, key in ipairs(KEYS) do
   local last = redis.call('LINDEX', key, -1)
   local n = last and seq(last) + 1 or 0
-  local len = redis.call('RPUSH', key, string.format('%d %s', n, ARGV[3 + i]))
-  if len > most then
+  local len = redis.call('RPUSH', key, string.format('%d %s', n, ARGV[2 * i + 2]))
+  if len > tonumber(ARGV[2 * i + 1]) then
     local old = redis.call('LRANGE', key, 0, len - recent - 1)
-    local stride, kept = 1, old
-    while #kept > thinned do
-      stride = stride * 2
-      kept = {}
-      for _, point in ipairs(old) do
-        if seq(point) % stride == 0 then kept[#kept + 1] = point end
-      end
+    local ns, twos = {}, {}  -- twos[j]: the old points whose number is divisible by 2^j and not 2^(j+1)
+    for k, point in ipairs(old) do
+      local m, j = seq(point), 0
+      ns[k] = m
+      if m == 0 then j = 64 end  -- the first point: divisible by every stride
+      while m > 0 and m % 2 == 0 do m, j = m / 2, j + 1 end
+      twos[j] = (twos[j] or 0) + 1
+    end
+    local s, kept = 0, #old
+    while kept > thinned do kept, s = kept - (twos[s] or 0), s + 1 end
+    local stride, front = 2 ^ s, {}
+    for k = #old, 1, -1 do
+      if ns[k] % stride == 0 then front[#front + 1] = old[k] end
     end
     redis.call('LTRIM', key, len - recent, -1)
-    local front = {}
-    for j = #kept, 1, -1 do front[#front + 1] = kept[j] end
     if #front > 0 then redis.call('LPUSH', key, unpack(front)) end
     done = done + 1
   end
@@ -96,8 +105,9 @@ class Point:
     @classmethod
     def of(cls, at: float, results: int, rating: float, low: float, high: float) -> Point:
         """A point as the fit gives it, rounded as it is stored (0.1 Elo, whole seconds), an infinite end None."""
-        ends = [round(x, 1) if math.isfinite(x) else None for x in (low, high)]
-        return cls(float(round(at)), results, round(rating, 1), ends[0], ends[1])
+        low_end = round(low, 1) if math.isfinite(low) else None
+        high_end = round(high, 1) if math.isfinite(high) else None
+        return cls(float(round(at)), results, round(rating, 1), low_end, high_end)
 
     def encode(self) -> str:
         """``at results rating low high`` (the script puts the sequence number in front)."""
@@ -115,6 +125,16 @@ class Point:
 
     def to_json(self) -> dict[str, Any]:
         return {"at": self.at, "results": self.results, "rating": self.rating, "interval": [self.low, self.high]}
+
+
+def limit(bot: str) -> int:
+    """The length past which the bot's line is thinned: :data:`MAX_POINTS` less up to :data:`SPREAD` by a hash of
+    its name, so bots that record at every refit (a small ladder) do not all thin at the same refit.
+
+    >>> MAX_POINTS - SPREAD <= limit("ann") <= MAX_POINTS
+    True
+    """
+    return MAX_POINTS - zlib.crc32(bot.encode()) % (SPREAD + 1)
 
 
 def worth_recording(last: Point | None, new: Point) -> bool:
@@ -145,7 +165,9 @@ class RatingHistory:
             raise ValueError(f"a rating point needs a bot's name, not {bad[0]!r}")
         keys = self.keys.league(league_id)
         names = list(points)
-        args: list[str | int] = [MAX_POINTS, RECENT, THINNED, *(points[b].encode() for b in names)]
+        args: list[str | int] = [RECENT, THINNED]
+        for bot in names:
+            args += [limit(bot), points[bot].encode()]
         return int(self._record(keys=[keys.fitted_history(b) for b in names], args=args))
 
     def of(self, league_id: str, bot: str) -> list[Point]:

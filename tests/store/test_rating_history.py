@@ -13,7 +13,18 @@ import redis
 from arena_harness import REDIS_URL, clear_prefix, unique_prefix
 
 from store.keys import Keys
-from store.rating_history import EVERY, MAX_POINTS, MOVE, RECENT, THINNED, Point, RatingHistory, worth_recording
+from store.rating_history import (
+    EVERY,
+    MAX_POINTS,
+    MOVE,
+    RECENT,
+    SPREAD,
+    THINNED,
+    Point,
+    RatingHistory,
+    limit,
+    worth_recording,
+)
 
 
 class CountingConnection(redis.Connection):
@@ -60,15 +71,23 @@ def test_a_line_stays_bounded_keeps_its_recent_points_and_thins_the_older_evenly
         thinned += history.record("L", {"ann": p})
         assert history.r.llen(key) <= MAX_POINTS, i
     kept = history.of("L", "ann")
-    assert 0 < thinned <= (2_000 - MAX_POINTS) // (MAX_POINTS - RECENT - THINNED)  # at most once every 50 points
+    assert 0 < thinned <= 2_000 // (MAX_POINTS - SPREAD - RECENT - THINNED)  # at most once every 25 points
     assert RECENT < len(kept) <= MAX_POINTS
     index = [p.results // 10 for p in kept]  # the sequence number of each point kept
     assert all(p == written[n] for p, n in zip(kept, index, strict=True))  # each exactly as written
     assert index[0] == 0 and index[-RECENT:] == list(range(2_000 - RECENT, 2_000))  # the first, the last RECENT
     gaps = [b - a for a, b in itertools.pairwise(index)]
-    assert all(g & (g - 1) == 0 for g in gaps)  # strides are powers of two...
-    assert gaps == sorted(gaps, reverse=True)  # ...never wider towards the present
+    assert gaps == sorted(gaps, reverse=True)  # never wider towards the present
+    assert all(n % gaps[0] == 0 for n in index[: len(index) // 4])  # the oldest evenly spaced
     assert max(gaps) <= 2 * 2_000 // THINNED  # and the whole history is covered evenly: no hole
+
+
+def test_bots_that_record_together_thin_apart(history: RatingHistory) -> None:
+    bots = [f"bot{i:03d}" for i in range(200)]
+    assert len({limit(b) for b in bots}) > SPREAD // 2
+    thinned = [history.record("L", {b: point(k) for b in bots}) for k in range(3 * MAX_POINTS)]
+    assert sum(thinned) >= len(bots) * 2 and max(thinned) < len(bots) // 4  # never all at one refit
+    assert all(RECENT < len(history.of("L", b)) <= limit(b) for b in bots)
 
 
 def test_a_refit_writes_every_bot_in_one_round_trip(history: RatingHistory) -> None:
