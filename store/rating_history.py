@@ -12,7 +12,7 @@ once every ``MAX_POINTS - SPREAD - RECENT - THINNED`` points, and bots that reco
 point carries the bot's own sequence number ``n`` (0 for its first); the older points kept are those with ``n``
 divisible by the smallest power of two that leaves at most :data:`THINNED` of them. The strides nest, so the
 sample stays evenly spaced over the bot's whole history (denser towards the recent end), and its first point is
-always kept. A full line takes some 10 KB of Redis; ``bench/standing.py`` measures it, and the writes, at 10,000
+always kept. A full line takes some 7 KB of Redis; ``bench/standing.py`` measures it, and the writes, at 10,000
 bots.
 
 **One round trip a refit.** :meth:`RatingHistory.record` writes every bot's point in one script call (the
