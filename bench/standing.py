@@ -19,6 +19,10 @@ two bots: the graph a standing ladder's neighbour pairing and newcomers' placeme
   information's diagonal) at 10,000 bots. Baseline: the Wald covariance (a dense pseudo-inverse) at
   :data:`~scheduler.information.MARGINAL_MAX` bots, with the median ratio of the two standard deviations
   there (the conditional one is never wider: what it leaves out).
+- **fitted history**: what recording each bot's fitted rating over time costs the scheduler at each publish
+  (:mod:`store.rating_history`, one script call): the first (every bot new), one where nothing moved (the
+  filter only), one where every bot moved, and the worst, where every bot's line passes 200 points and is
+  thinned at once; and the memory a bot's full line takes. Baseline: the publish it rides on, same run.
 - **ladder page**: ``GET /api/leagues/L/ladder?limit=100`` through the web app's own code (FastAPI's
   TestClient on :func:`web.app.create_app`) over a Redis prefix this bench fills: the league, its million
   outcomes, each bot's counts, form and last 30 rated matches, and the ladder its scheduler publishes
@@ -58,6 +62,8 @@ from store.leagues import League
 
 MORE = 1_000
 """Results played between the cold fit and the warm one."""
+MAX_POINTS_SHOWN = 200
+"""Publishes timed for the fitted history (store.rating_history.MAX_POINTS: every line fills and thins)."""
 
 
 def clock(work: Callable[[], Any]) -> tuple[float, Any]:
@@ -159,8 +165,9 @@ def page_section(field: Field, planner: StandingPlanner, repeat: int) -> dict[st
         tiny.absorb([], small.outcomes)
         tiny.refit()
         fill_league(client, prefix, "tiny", small, tiny)
+        lines = history_section(client, prefix, planner)
         with TestClient(create_app(client, prefix)) as web:
-            out = {"fill_s": fill_s, "publish_s": publish_s}
+            out = {"fill_s": fill_s, "publish_s": publish_s, "history": lines}
             for name, url in (
                 ("big", "/api/leagues/big/ladder?limit=100"),
                 ("big_page_50", "/api/leagues/big/ladder?limit=100&offset=5000"),
@@ -176,6 +183,61 @@ def page_section(field: Field, planner: StandingPlanner, repeat: int) -> dict[st
     finally:
         clear_prefix(client, prefix)
         client.close()
+
+
+def history_section(client: Any, prefix: str, planner: StandingPlanner) -> dict[str, Any]:
+    """The fitted points of every bot of the big ladder written as its scheduler writes them at a publish
+    (:meth:`scheduler.standing_feed.StandingKeeper.record`): first, unchanged, all moved, all thinned at once."""
+    from scheduler.standing_feed import StandingKeeper
+    from store.keys import Keys
+    from store.leagues import LeagueStore
+    from store.rating_history import Point, RatingHistory
+
+    store = LeagueStore(client, prefix)
+    league, fit, count = store.load("big"), planner.shown(), planner.tally.count
+    keeper = StandingKeeper(store, "big", planner)
+    now = time.time()
+    first_s, first = clock(lambda: keeper.record(league, fit, count, now))
+    still_s, still = clock(lambda: keeper.record(league, fit, count, now + 5))
+    lines = RatingHistory(client, prefix)
+    moved, thinned = [], []
+    for k in range(1, MAX_POINTS_SHOWN + 1):  # every bot moves at every refit (lock-step): every line fills and thins
+        points = {b: Point(p.at + 5 * k, count + k, p.rating + k % 2 * 2, p.low, p.high) for b, p in first.items()}
+        seconds, lists = clock(lambda points=points: lines.record("big", points))
+        moved.append(seconds)
+        thinned.append(lists)
+    full = Keys(prefix).league("big").fitted_history(next(iter(first)))
+    worst = max(range(len(moved)), key=moved.__getitem__)
+    return {
+        "bots": len(first),
+        "first_s": first_s,
+        "unchanged_s": still_s,
+        "unchanged_written": len(still),
+        "moved_s": statistics.median(moved),
+        "worst_s": moved[worst],
+        "worst_thinned": thinned[worst],
+        "most_thinned": max(thinned),
+        "thinned": sum(thinned),
+        "full_bot_bytes": max(
+            int(client.memory_usage(Keys(prefix).league("big").fitted_history(b)) or 0) for b in first
+        ),
+        "points": int(client.llen(full)),
+    }
+
+
+def report_history(h: dict[str, Any], publish_s: float) -> None:
+    print(f"\nfitted rating over time (one script call a publish; baseline: the publish, {publish_s:.2f} s)")
+    print(f"  first publish, {h['bots']:,} bots recorded (last points read first): {h['first_s'] * 1000:.0f} ms")
+    print(f"  a publish where nothing moved ({h['unchanged_written']} written): {h['unchanged_s'] * 1000:.0f} ms")
+    print(
+        f"  every bot moved, {MAX_POINTS_SHOWN} publishes in lock-step: median {h['moved_s'] * 1000:.0f} ms;"
+        f" the slowest {h['worst_s'] * 1000:.0f} ms ({h['worst_thinned']:,} lines thinned in it; at most"
+        f" {h['most_thinned']:,} in one, {h['thinned']:,} in all)"
+    )
+    print(
+        f"  memory: a full line at most {h['full_bot_bytes']:,} bytes; {h['bots']:,} full lines about"
+        f" {h['full_bot_bytes'] * h['bots'] / 1e6:.0f} MB"
+    )
 
 
 def report(fit: dict[str, Any], base: dict[str, Any], pairing: dict[str, Any], ivs: dict[str, Any], page: Any) -> None:
@@ -235,6 +297,7 @@ def report(fit: dict[str, Any], base: dict[str, Any], pairing: dict[str, Any], i
         ):
             p = page[name]
             print(f"  {what}: {p['median_ms']:.1f} ms median (first request {p['first_ms']:.1f} ms)")
+        report_history(page["history"], page["publish_s"])
 
 
 def main() -> None:
@@ -273,6 +336,8 @@ def main() -> None:
             "wald_s": ivs["wald_s"],
             "page_ms": page["big"]["median_ms"] if page else None,
             "small_page_ms": page["small"]["median_ms"] if page else None,
+            "history_moved_ms": page["history"]["moved_s"] * 1000 if page else None,
+            "publish_s": page["publish_s"] if page else None,
         }
         detail = {"fit": fit, "baseline_fit": base, "pairing": pairing, "intervals": ivs, "page": page}
         print(json.dumps(figures | {"detail": detail}))

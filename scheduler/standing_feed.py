@@ -14,7 +14,9 @@ A standing ladder (:mod:`scheduler.standing`) runs for ever while its membership
 
 After each fit of the planner (at most every :data:`~scheduler.ladder.REFIT_EVERY` seconds) it publishes the
 ladder the web and the CLI read (:func:`scheduler.ladder.publish`), with intervals, from the planner's warm fit:
-no reader of a large ladder ever fits it.
+no reader of a large ladder ever fits it. With it, it records each playing bot's fitted rating and interval over
+time (:mod:`store.rating_history`: the bots whose rating or interval moved, in one round trip, each bot's line
+thinned to a bounded number of points), which the bot page charts.
 
 A restarted scheduler starts its planner from the ladder published last (:meth:`StandingKeeper.start`): its
 first fit is warm too.
@@ -30,16 +32,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scheduler.admission import ADMIT_EVERY, admit
 from scheduler.ladder import REFIT_EVERY, publish
 from scheduler.pairings import PlannedMatch
-from scheduler.ratings import Outcome
+from scheduler.ratings import Fit, Outcome
 from scheduler.standing import AHEAD, StandingPlanner, latest_versions
 from store.codec import text
 from store.league_settings import League
 from store.leagues import LeagueStore
+from store.rating_history import Point, RatingHistory, worth_recording
 from store.results import LeagueResults
 from store.seasons import Seasons
 
@@ -61,6 +64,12 @@ class StandingKeeper:
     published: int = -1
     """The results behind the ladder published last."""
     admitted_at: float = float("-inf")
+    recorded: dict[str, Point] | None = None
+    """Each bot's last point of its fitted rating over time (read from Redis at the first publish)."""
+    history: RatingHistory = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.history = RatingHistory(self.store.r, self.store.prefix)
 
     @property
     def results(self) -> LeagueResults:
@@ -143,6 +152,22 @@ class StandingKeeper:
         fit, count = self.planner.fit, self.planner.tally.count
         if fit is None or count == self.published or time.monotonic() - self.published_at < REFIT_EVERY:
             return False
-        publish(self.results, league, self.planner.shown(), count, self.season)
+        fit = self.planner.shown()
+        publish(self.results, league, fit, count, self.season)
+        self.record(league, fit, count, time.time())
         self.published, self.published_at = count, time.monotonic()
         return True
+
+    def record(self, league: League, fit: Fit, count: int, now: float) -> dict[str, Point]:
+        """Record the fitted rating and interval of each bot that plays (not retired) and has played, when it
+        says something its last point did not (:func:`~store.rating_history.worth_recording`), in one round
+        trip (two the first time: each bot's last point is read first); the points recorded."""
+        members = set(latest_versions(league.bots))
+        playing = [r for r in fit.ratings if r.games and r.bot in members]
+        fresh = {r.bot: Point.of(now, count, r.rating, r.low, r.high) for r in playing}
+        if self.recorded is None:
+            self.recorded = self.history.last(self.league_id, list(fresh))
+        due = {bot: p for bot, p in fresh.items() if worth_recording(self.recorded.get(bot), p)}
+        self.history.record(self.league_id, due)
+        self.recorded.update(due)
+        return due

@@ -306,6 +306,11 @@ class LeagueKeys:
         first time a process touches the league (:mod:`store.upgrade`), never written now."""
         return f"{self.base}:ladder"
 
+    def fitted_history(self, bot: str) -> str:
+        """List: a standing ladder's fitted ratings of ``bot`` over time, oldest first, thinned to at most 200
+        (:mod:`store.rating_history`)."""
+        return f"{self.base}:fitted-history:{bot}"
+
     def stats(self, bot: str) -> str:
         """Hash: the bot's games, wins, draws, losses, points and conduct counts."""
         return f"{self.base}:stats:{bot}"

@@ -265,7 +265,8 @@ def api_matches(
 @api.get(
     "/leagues/{league_id}/bots/{bot}",
     tags=["ladder"],
-    summary="One bot: rating, record, rating history, recent matches, timeouts, illegal plays, forfeits",
+    summary="One bot: rating, record, form history, recent matches, timeouts, illegal plays, forfeits; in a "
+    "standing ladder also its fitted rating and interval over time (`fitted_history`)",
 )
 def api_bot(reads: ReadsDep, league_id: str, bot: str, limit: int = Query(20, ge=1, le=200)) -> JSONResponse:
     return JSONResponse(queries.bot_page(reads, league_id, bot, limit))

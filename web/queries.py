@@ -22,6 +22,7 @@ from scheduler.ladder import ladder as fitted_ladder
 from store import printable
 from store.embargo import Embargo, redacted
 from store.leagues import League, LeagueError, LeagueStore
+from store.rating_history import RatingHistory
 from store.results import LeagueResults
 from store.versions import Version, Versions
 
@@ -147,7 +148,8 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
     if row is None:
         raise LeagueError(f"no bot named {bot!r} in league {league_id!r}")
     history, length = reads.results.history(league_id, bot, CHART_POINTS)
-    fit = fitted(reads.results, reads.leagues.load(league_id))
+    league = reads.leagues.load(league_id)
+    fit = fitted(reads.results, league)
     mine = next((r for r in fit["ratings"] if r["bot"] == bot), None)
     ranked = fit.get("skill", fit)["ratings"]  # a league fitted on skill is ranked by it
     rank = next((i for i, r in enumerate(ranked, 1) if r["bot"] == bot), None)
@@ -165,8 +167,15 @@ def bot_page(reads: Reads, league_id: str, bot: str, limit: int = 20) -> dict[st
         "quarantine": printable.deep(reads.leagues.quarantined(league_id).get(bot)),
         "history": [{"match": h["match"], "rating": round(h["rating"], 2), "at": h["at"]} for h in history],
         "history_points": length,
+        **({"fitted_history": fitted_history(reads, league_id, bot)} if league.format == "standing" else {}),
         "recent": reads.rows(league_id, reads.results.bot_match_ids(league_id, bot, limit)),
     }
+
+
+def fitted_history(reads: Reads, league_id: str, bot: str) -> list[dict[str, Any]]:
+    """A standing ladder's bot: its fitted rating and 95% interval each time the scheduler refitted, oldest
+    first, thinned to a bounded number of points (:mod:`store.rating_history`)."""
+    return [p.to_json() for p in RatingHistory(reads.results.r, reads.results.prefix).of(league_id, bot)]
 
 
 def match_detail(reads: Reads, league_id: str, match_id: str) -> dict[str, Any]:

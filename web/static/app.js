@@ -272,6 +272,17 @@ const TA = (() => {
     return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
   }
 
+  /** An x-tick label for Unix times: a day's date; the time of day when the span is under two days, with
+   * seconds under ten minutes. */
+  function timeTick(span) {
+    return (ts) => {
+      const d = new Date(ts * 1000);
+      if (span >= 2 * 86400) return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+      const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+      return span < 600 ? `${hm}:${pad(d.getSeconds())}` : hm;
+    };
+  }
+
   function fullTime(ts) {
     return ts ? new Date(ts * 1000).toString() : "";
   }
@@ -386,14 +397,26 @@ const TA = (() => {
    * An SVG line chart. points: [{x, y, title?, href?}]; opts: {width, height, baseline, xLabel, label, testid,
    * xFormat}. Scales with its container (viewBox), so it fits a phone as well as a desktop.
    */
+  const BAND_REACH = 400;
+
+  /** The closed path of an interval band: along the points' hi, back along their lo (an end null: the edge). */
+  function bandPath(pts, sx, sy, top, bottom) {
+    const y = (v, edge) => (v === null || v === undefined ? edge : Math.min(bottom, Math.max(top, sy(v))));
+    const upper = pts.map((p) => `${sx(p.x).toFixed(1)},${y(p.hi, top).toFixed(1)}`);
+    const lower = pts.map((p) => `${sx(p.x).toFixed(1)},${y(p.lo, bottom).toFixed(1)}`).reverse();
+    return `M${upper.join(" L")} L${lower.join(" L")} Z`;
+  }
+
   function lineChart(points, opts = {}) {
     return seriesChart([{ points }], opts);
   }
 
   /**
-   * An SVG chart of several lines on shared axes: series [{label?, points: [{x, y, title?, href?}]}]; the
-   * options of lineChart. One line gets a shaded area; several get a colour each (series-0 … series-5) and
-   * a legend. xFormat(x) labels the x ticks (default: whole numbers only).
+   * An SVG chart of several lines on shared axes: series [{label?, band?, points: [{x, y, lo?, hi?, title?,
+   * href?}]}]; the options of lineChart. One line gets a shaded area, or with band: true the band between its
+   * points' lo and hi (an interval; lo or hi null: to the chart's edge, and a band reaching far past the line
+   * is cut at BAND_REACH beyond it); several get a colour each (series-0 … series-5) and a legend.
+   * xFormat(x) labels the x ticks (default: whole numbers only).
    */
   function seriesChart(series, opts = {}) {
     const W = opts.width || 720;
@@ -417,6 +440,12 @@ const TA = (() => {
     }
     const ys = all.map((p) => p.y);
     if (opts.baseline !== undefined) ys.push(opts.baseline);
+    const [lineLo, lineHi] = [Math.min(...ys), Math.max(...ys)];
+    for (const s of series.filter((x) => x.band)) {
+      for (const p of s.points) {
+        for (const v of [p.lo, p.hi]) if (v !== null && v !== undefined) ys.push(Math.min(lineHi + BAND_REACH, Math.max(lineLo - BAND_REACH, v)));
+      }
+    }
     let lo = Math.min(...ys);
     let hi = Math.max(...ys);
     const padY = Math.max((hi - lo) * 0.08, 5);
@@ -454,7 +483,9 @@ const TA = (() => {
       if (pts.length === 0) return;
       const cls = series.length > 1 ? ` series-${k % 6}` : "";
       const d = pts.map((p, i) => `${i ? "L" : "M"}${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(" ");
-      if (series.length === 1) {
+      if (s.band) {
+        node.append(svg("path", { class: "band", d: bandPath(pts, sx, sy, m.top, bottom), "data-testid": "chart-band" }));
+      } else if (series.length === 1) {
         const area = `${d} L${sx(pts[pts.length - 1].x).toFixed(1)},${bottom} L${sx(pts[0].x).toFixed(1)},${bottom} Z`;
         node.append(svg("path", { class: "area", d: area }));
       }
@@ -674,6 +705,7 @@ const TA = (() => {
     num,
     signed,
     time,
+    timeTick,
     fullTime,
     duration,
     botName,

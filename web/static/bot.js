@@ -1,5 +1,5 @@
 /* One bot of a league: rating history, record, luck and skill, conduct (timeouts, illegal plays, forfeits),
-   recent matches. */
+   recent matches; in a standing ladder also its fitted rating over time, with its interval. */
 "use strict";
 
 (() => {
@@ -118,6 +118,38 @@
       : "";
   }
 
+  /** A standing ladder's bot: its fitted rating each time the scheduler refitted, its 95% interval as a band. */
+  function renderFitted(b) {
+    const panel = document.getElementById("fitted-panel");
+    if (b.fitted_history === undefined) return; // an event league: no such chart
+    panel.hidden = false;
+    const host = clear(document.getElementById("fitted"));
+    const h = b.fitted_history;
+    const interval = (p) => (p.interval[0] === null && p.interval[1] === null ? "" : ` (95%: ${p.interval[0] === null ? "…" : num(p.interval[0], 0)} – ${p.interval[1] === null ? "…" : num(p.interval[1], 0)})`);
+    const points = h.map((p) => ({
+      x: p.at,
+      y: p.rating,
+      lo: p.interval[0],
+      hi: p.interval[1],
+      title: `${TA.time(p.at)}, after ${p.results} result(s): ${num(p.rating, 1)}${interval(p)}`,
+    }));
+    const span = h.length ? h[h.length - 1].at - h[0].at : 0;
+    const width = Math.max(300, Math.min(1100, host.clientWidth || 720));
+    host.append(
+      TA.seriesChart([{ band: true, points }], {
+        width,
+        height: width < 500 ? 220 : 280,
+        testid: "fitted-chart",
+        xFormat: TA.timeTick(span),
+        xLabel: "when the ladder was refitted",
+        label: `fitted rating of ${bot} over time, with its 95% interval`,
+      }),
+    );
+    document.getElementById("fitted-caption").textContent = h.length
+      ? `The ladder's fitted rating each time it was refitted and the rating moved; shaded: its 95% interval (${h.length} point(s), older ones thinned).`
+      : "No fitted rating recorded yet: one is recorded each time the ladder is refitted once this bot has played.";
+  }
+
   function renderRecent(b, teams) {
     const host = clear(document.getElementById("recent"));
     document.getElementById("recent-hint").textContent = `the last ${b.recent.length} of ${b.games}, newest first`;
@@ -172,17 +204,19 @@
       const [b, league] = await Promise.all([TA.load(api(`/bots/${encodeURIComponent(bot)}?limit=30`)), TA.load(api(""))]);
       renderStats(b);
       renderChart(b, league.initial);
+      renderFitted(b);
       let lastWidth = document.getElementById("chart").clientWidth;
       window.addEventListener("resize", () => {
         const w = document.getElementById("chart").clientWidth;
         if (Math.abs(w - lastWidth) > 40) {
           lastWidth = w;
           renderChart(b, league.initial);
+          renderFitted(b);
         }
       });
       renderRecent(b, league.teams);
     } catch (_) {
-      for (const id of ["stats", "cards", "conduct", "chart", "recent"]) clear(document.getElementById(id));
+      for (const id of ["stats", "cards", "conduct", "chart", "fitted", "recent"]) clear(document.getElementById(id));
     }
     TA.ready();
   }

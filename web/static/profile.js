@@ -84,17 +84,6 @@
     );
   }
 
-  /** A day's date; the time of day when the chart spans less than two days, with seconds under ten minutes. */
-  function timeTick(span) {
-    return (ts) => {
-      const d = new Date(ts * 1000);
-      const p = (n) => String(n).padStart(2, "0");
-      if (span >= 2 * 86400) return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
-      const hm = `${p(d.getHours())}:${p(d.getMinutes())}`;
-      return span < 600 ? `${hm}:${p(d.getSeconds())}` : hm;
-    };
-  }
-
   function renderChart(data) {
     const host = clear(document.getElementById("chart"));
     const series = data.history
@@ -113,7 +102,7 @@
         width,
         height: width < 500 ? 240 : 300,
         testid: "profile-chart",
-        xFormat: timeTick(span),
+        xFormat: TA.timeTick(span),
         xLabel: "when the match finished",
         label: `form (incremental Elo) of ${bot} after each match, one line a league`,
       }),
