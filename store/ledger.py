@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import redis
 
@@ -36,6 +36,7 @@ from .units import placing
 from .upgrade import FORM_LUA
 
 log = logging.getLogger("tablanette.store")
+R = TypeVar("R")
 
 MATCH_STATES = ("queued", "running", "failed")
 """The states a match moves through before it is done (each has a set of match ids)."""
@@ -147,6 +148,21 @@ class NotLeaseHolder(RuntimeError):
     """A runner tried to commit a match whose lease it no longer holds (another runner may play it)."""
 
 
+def scripted_again(send: Callable[[], R]) -> R:
+    """``send()`` (a pipeline of script calls), once more if a server answered that it never loaded a script.
+
+    A pipeline loads its scripts on the server it is connected to, then sends; when the primary fails over
+    between the two, the client's retry sends to the new primary, which has never seen them (NoScriptError),
+    and the next pipeline loads them there. Only for pipelines whose every command may run twice: the ledger's
+    state moves and its commit are idempotent.
+    """
+    try:
+        return send()
+    except redis.exceptions.NoScriptError:
+        log.warning("a script was missing on the Redis server (a failover): sending again")
+        return send()
+
+
 class Ledger:
     """The ledger's writes on one Redis client (scripts registered once)."""
 
@@ -173,10 +189,14 @@ class Ledger:
     def set_states(self, keys: LeagueKeys, match_ids: Sequence[str], state: str, **fields: object) -> None:
         """:meth:`set_state` for many matches, in one round trip (each still atomic on its own)."""
         extra = _state_args(state, fields)
-        pipe = self.r.pipeline(transaction=False)
-        for match_id in match_ids:
-            self._set_state(keys=state_keys(keys, match_id), args=[match_id, *extra], client=pipe)
-        pipe.execute()
+
+        def send() -> None:
+            pipe = self.r.pipeline(transaction=False)
+            for match_id in match_ids:
+                self._set_state(keys=state_keys(keys, match_id), args=[match_id, *extra], client=pipe)
+            pipe.execute()
+
+        scripted_again(send)
 
     def commit(
         self,
@@ -246,10 +266,14 @@ class Ledger:
             return int(self._commit(keys=keys, args=args))
         stored, since, logged = 0, time.monotonic(), 0.0
         while True:
-            pipe = self.r.pipeline(transaction=False)  # one connection: WAIT counts that connection's writes
-            self._commit(keys=keys, args=args, client=pipe)
-            pipe.wait(self.replicas, self.wait_ms)
-            answer, acknowledged = (int(x) for x in pipe.execute())
+
+            def send() -> list[Any]:
+                pipe = self.r.pipeline(transaction=False)  # one connection: WAIT counts that connection's writes
+                self._commit(keys=keys, args=args, client=pipe)
+                pipe.wait(self.replicas, self.wait_ms)
+                return list(pipe.execute())
+
+            answer, acknowledged = (int(x) for x in scripted_again(send))
             stored = stored or answer
             if answer < 0 or acknowledged >= self.replicas:
                 return answer if answer < 0 else stored

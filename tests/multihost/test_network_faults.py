@@ -37,11 +37,12 @@ def wait_until(check: object, timeout: float, what: str) -> float:
     return time.monotonic() - start
 
 
-def feed_a_long_league(d: Deployment) -> tuple[int, Child]:
+def feed_a_long_league(d: Deployment, games: int = 4) -> tuple[int, Child]:
     """The arena started with bots that think 20 ms a move (matches last long enough for a cut to fall
-    mid-match) and a scheduler feeding a league of 4 games a pairing: the number of matches, the feeder."""
+    mid-match) and a scheduler feeding a league of ``games`` games a pairing: the number of matches, the
+    feeder."""
     d.start(think_ms=20)
-    matches = d.create_league(games=4)
+    matches = d.create_league(games=games)
     return matches, d.spawn("feeder", "ops", [*CLI, "league", "start", LEAGUE, "--window", "4"])
 
 
@@ -56,9 +57,12 @@ def assert_clean(d: Deployment, matches: int) -> None:
 
 def test_redis_cut_off_for_20_seconds_mid_league_everything_resumes_by_itself(arena_hosts: Deployment) -> None:
     d = arena_hosts
-    matches, feeder = feed_a_long_league(d)
+    # 12 games a pairing: the league must outlast the status calls before the cut (each a CLI process, seconds
+    # apiece on a loaded machine); with 4 it once ended before the cut, and nothing was left to recover
+    matches, feeder = feed_a_long_league(d, games=12)
     wait_until(lambda: d.status()["done"] >= 3, 300, "three matches to finish")
     before = d.status()["done"]
+    assert before < matches, "the league ended before Redis was cut off: make it longer"
     d.net.cut(d.hosts["redis"])
     time.sleep(20)
     d.net.plug(d.hosts["redis"])

@@ -24,5 +24,9 @@
     document.getElementById("seasons-panel").hidden = false;
   }
 
-  TA.fetchJSON(api).then(render).catch(() => {}); // 404: not a standing ladder, no seasons to show
+  // only a standing ladder has seasons: ask for them only then (the API answers 404 for any other league,
+  // which a browser would log as an error on every league page)
+  TA.fetchJSON(urls.api(`/leagues/${encodeURIComponent(leagueId)}`))
+    .then((league) => (league.format === "standing" ? TA.fetchJSON(api).then(render) : null))
+    .catch(() => {});
 })();
