@@ -128,7 +128,7 @@ class Meters:
                     stream.bots.discard(bot)
                     if self.by_bot.get(bot) is stream:
                         del self.by_bot[bot]
-                if first:  # the host's claims are in: say so (ask 0)
+                if first or report.claim:  # the host's claims are in: say so (ask 0), one a claiming report
                     first = False
                     stream.outbox.put_nowait(dpb.MeterAsk())
                 watch = stream.watches.get(report.ask_id) if report.ask_id else None

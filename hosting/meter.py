@@ -80,13 +80,30 @@ class _Link:
         self.meter, self.address = meter, address
         self.outbox: queue.Queue[dpb.MeterReport | None] = queue.Queue()
         self.call: grpc.RpcContext | None = None
-        self.joined = threading.Event()
-        """The replica has this host's claims (its first ask, ask 0, says so)."""
+        self._claims = threading.Condition()
+        self._claimed = self._acked = 0
+        """On the current stream: the reports sent that carry claims (the first counts, even empty), and the
+        replica's acknowledgements of them (an ask 0 each, in order)."""
         self.thread = threading.Thread(target=self._run, daemon=True, name=f"meter-{address}")
         self.thread.start()
 
     def send(self, report: dpb.MeterReport) -> None:
-        self.outbox.put(report)
+        with self._claims:  # counted and queued together: a stream opened meanwhile counts its own
+            if report.claim:
+                self._claimed += 1
+            self.outbox.put(report)
+
+    def joined(self, timeout: float) -> bool:
+        """The replica has every claim this host has sent it (False after ``timeout`` seconds)."""
+        with self._claims:
+            return self._claims.wait_for(lambda: self._acked >= self._claimed > 0, timeout)
+
+    def _acknowledged(self, first: bool) -> None:
+        with self._claims:
+            self._acked += 1
+            self._claims.notify_all()
+        if first:
+            log.info("meter: replica %s has the claims of this host", self.address)
 
     def _reports(self, outbox: queue.Queue[dpb.MeterReport | None]) -> Iterator[dpb.MeterReport]:
         while (report := outbox.get()) is not None:
@@ -95,8 +112,9 @@ class _Link:
     def _run(self) -> None:
         while not self.meter.closing.is_set():
             outbox: queue.Queue[dpb.MeterReport | None] = queue.Queue()
-            self.outbox = outbox
-            outbox.put(dpb.MeterReport(claim=self.meter.bots()))  # first, every bot this host meters now
+            with self._claims:
+                self.outbox, self._claimed, self._acked = outbox, 1, 0
+                outbox.put(dpb.MeterReport(claim=self.meter.bots()))  # first, every bot this host meters now
             try:
                 with self.meter.channel(self.address) as channel:
                     stub = dispatch_pb2_grpc.DispatchStub(channel)
@@ -105,15 +123,15 @@ class _Link:
                         if ask.ask_id:
                             self.meter.asked(self, ask)
                         else:
-                            self.joined.set()
-                            log.info("meter: replica %s has the claims of this host", self.address)
+                            self._acknowledged(first=self._acked == 0)
             except grpc.RpcError as exc:
                 if not self.meter.closing.is_set():
                     log.info("meter: replica %s unreachable (%s); trying again", self.address, _status(exc))
             except Exception:  # the link must outlive anything (a Redis outage reading the secret, say)
                 log.exception("meter: replica %s", self.address)
             finally:
-                self.joined.clear()
+                with self._claims:
+                    self._claimed = self._acked = 0  # not joined until the next stream's claims are in
                 outbox.put(None)
                 self.meter.forget(self)
             self.meter.closing.wait(RETRY_S)
@@ -166,8 +184,9 @@ class CpuMeter:
             link.send(dpb.MeterReport(release=[bot]))
 
     def joined(self, timeout: float) -> bool:
-        """Every replica has this host's claims (waiting at most ``timeout`` seconds for each)."""
-        return all(link.joined.wait(timeout) for link in self.links)
+        """Every replica has every claim this host has made so far (waiting at most ``timeout`` seconds for
+        each): a turn of a claimed bot asked after this is metered."""
+        return all(link.joined(timeout) for link in self.links)
 
     def bots(self) -> list[str]:
         with self._lock:

@@ -13,20 +13,24 @@ wall clock; a meter that goes away mid-turn costs the bot nothing.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
 
+import grpc
 import pytest
 from arena_harness import Arena
 from service_kit import Engine, MatchThread, RawBot
 
+from config.internal_calls import INTERNAL_METADATA
 from engine_service.rules import Rules, verify_record
 from engine_service.time_control import wall_cap_ms
 from hosting.meter import CpuMeter
 from store.sessions import internal_secret_sync
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
+from tablanette.v1 import dispatch_pb2_grpc
 
 MOVE_MS = 300
 RULES = Rules.preset("tablic", deals=1, move_time_ms=MOVE_MS, timeout_action="trail_lowest")
@@ -198,3 +202,27 @@ def test_a_meter_that_leaves_mid_turn_costs_the_bot_nothing(
     verify_record(outcome.record)
     assert outcome.conduct[0].timeouts == 0
     raw.close()
+
+
+def test_the_replica_acknowledges_each_report_that_claims_a_bot_so_a_host_knows_its_claims_are_in(
+    engine: Engine,
+) -> None:
+    """Written from the ``.proto``: an ask 0 answers the first report and each later one that claims a bot,
+    in order. (Once only the first was answered: a host that claimed a bot after its stream opened was told
+    "joined" before the replica had the claim, and the bot's next turn could run on the wall clock.)"""
+    arena = engine.arena
+    reports: queue.Queue[dpb.MeterReport | None] = queue.Queue()
+    with grpc.insecure_channel(f"127.0.0.1:{engine.port}") as channel:
+        secret = internal_secret_sync(arena.redis, arena.prefix)
+        call = dispatch_pb2_grpc.DispatchStub(channel).Meter(
+            iter(reports.get, None), metadata=((INTERNAL_METADATA, secret),), timeout=30
+        )
+        asks = iter(call)
+        reports.put(dpb.MeterReport())  # the first report claims nothing: still answered
+        assert next(asks) == dpb.MeterAsk()
+        for bots in (["claim-late-1"], ["claim-late-2", "claim-late-3"]):
+            reports.put(dpb.MeterReport(release=["nobody"]))  # claims nothing: not answered
+            reports.put(dpb.MeterReport(claim=bots))
+            assert next(asks) == dpb.MeterAsk(), bots
+        reports.put(None)
+        assert list(asks) == []  # the stream ends with the host's: no ask was left unread
