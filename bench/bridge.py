@@ -5,10 +5,10 @@ legal play), so what differs is only the way the decision travels:
 
 - **in-process**: a :class:`~bots.Bot` whose ``choose`` applies the strategy to
   the :class:`~engine_service.rules.Observation` directly;
-- **bridged**: a :class:`~hosting.programs.bridge.ProgramBot` running a small Python program
+- **bridged**: a :class:`~programs.bridge.ProgramBot` running a small Python program
   that gets the ``turn`` line (the whole view as JSON), applies the strategy and
   writes its answer: JSON encoding, two pipe hops, the program's decoding;
-- **sandboxed**: the same program in a sandbox (:mod:`hosting.programs.sandbox`: bubblewrap
+- **sandboxed**: the same program in a sandbox (:mod:`programs.sandbox`: bubblewrap
   namespaces, a cgroup with CPU and memory limits), where the machine allows one.
 
 Matches alternate between the two in blocks, so load hits both alike; the
@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 from bots.base import Bot, result_of  # noqa: E402
 from bots.sdk import Clock  # noqa: E402
 from engine_service.rules import Match, Observation, Play, Rules  # noqa: E402
-from hosting.programs.bridge import ProgramBot  # noqa: E402
-from hosting.programs.sandbox import Limits, Sandbox, unavailable  # noqa: E402
+from programs.bridge import ProgramBot  # noqa: E402
+from programs.sandbox import Limits, Sandbox, unavailable  # noqa: E402
 
 PROGRAM = """\
 import json, sys

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from bench.gateway import bench_moves  # noqa: E402
 from bench.kit import REDIS_URL, temp_arena  # noqa: E402
 from hosting.meter import CpuMeter  # noqa: E402
-from hosting.programs.sandbox import Sandbox, unavailable  # noqa: E402
+from programs.sandbox import Sandbox, unavailable  # noqa: E402
 from store.sessions import internal_secret_sync  # noqa: E402
 
 

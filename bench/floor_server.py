@@ -36,10 +36,10 @@ import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine_service import convert
 from engine_service.local_match import batched
 from engine_service.rules import Match, Rules, match_record
 from engine_service.turn_builder import TurnBuilder
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
 from tablanette.v1 import dispatch_pb2 as dpb

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hosting import sdk  # noqa: E402
-from hosting.programs.sandbox import Limits, Sandbox, unavailable  # noqa: E402
 from hosting.relay import Relay  # noqa: E402
+from programs.sandbox import Limits, Sandbox, unavailable  # noqa: E402
 
 CLIENT = """\
 import json, queue, statistics, sys, time

@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.kit import CpuMeter, temp_arena  # noqa: E402
 from bots.greedy import GreedyBot  # noqa: E402
-from engine_service import convert  # noqa: E402
 from engine_service.rules import Match, Rules, card_names  # noqa: E402
 from engine_service.rules_answers import legal_plays, possible_worlds  # noqa: E402
+from engine_service.wire import convert  # noqa: E402
 from tablanette.v1 import game_pb2 as gpb  # noqa: E402
 from tablanette.v1 import rules_pb2 as rpb  # noqa: E402
 from tablanette.v1 import rules_pb2_grpc  # noqa: E402

@@ -18,7 +18,7 @@ from engine_service.rules import Match, Observation, Play, Rules
 
 class BotFault(RuntimeError):
     """A bot's answer cannot be played, for a reason the arena can name (a program that crashed, said nothing
-    or wrote nonsense: :class:`hosting.programs.bridge.BridgeError`). The turn costs the bot a move (the
+    or wrote nonsense: :class:`programs.bridge.BridgeError`). The turn costs the bot a move (the
     timeout play), not the game. ``reason`` says what went wrong in the arena's own words only (what anyone
     may be shown); the text (``str``) is for a log and may quote the program, and so may ``quoted``: the
     program's own words the error is about (the answer it wrote, its last error lines), raw, for its owner to

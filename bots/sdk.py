@@ -55,8 +55,8 @@ from dataclasses import dataclass, field
 
 import grpc
 
-from engine_service import convert
 from engine_service.rules import Rules
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import arena_pb2_grpc
 from tablanette.v1 import game_pb2 as gpb

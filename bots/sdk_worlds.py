@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import grpc
 
-from engine_service import convert
 from engine_service.rules import DealState, Observation
 from engine_service.rules.worlds import World, WorldSampler, possible_worlds
+from engine_service.wire import convert
 from tablanette.v1 import rules_pb2 as rpb
 from tablanette.v1 import rules_pb2_grpc
 

@@ -4,7 +4,7 @@ The wire's turn (packed, or with named plays) becomes the seat's
 :class:`~engine_service.rules.Observation` (:func:`observation_of`) and the time
 it gives the bot a :class:`Clock` (:func:`turn_clock`). The gRPC client
 (:mod:`bots.sdk`), the in-process transport of ``tablanette match``
-(:mod:`bots.transport`) and the JSON-lines bridge (:mod:`hosting.programs.bridge`) all make
+(:mod:`scheduler.in_process`) and the JSON-lines bridge (:mod:`programs.bridge`) all make
 them here, so a bot sees the same turn however it is asked. Nothing here opens a
 connection (no gRPC).
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import inspect
 import time
 
-from engine_service import convert
 from engine_service.rules import Observation, Rules
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 
 from .base import Bot

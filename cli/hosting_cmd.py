@@ -224,7 +224,7 @@ def host(
     import signal
 
     from hosting.host import Host
-    from hosting.programs.sandbox import unavailable
+    from programs.sandbox import unavailable
     from scheduler.queue import MatchQueue
     from store import printable
     from worker.celery_app import app as celery_app

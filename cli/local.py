@@ -34,7 +34,7 @@ from typing import TextIO
 import redis
 
 from config.settings import DEFAULT_REDIS_URL
-from hosting.programs.child import stop_with_parent
+from programs.child import stop_with_parent
 from store.client import connect
 from store.keys import Keys
 from store.tokens import BotTokens

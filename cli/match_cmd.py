@@ -41,8 +41,8 @@ from bots import BUILTIN_BOTS, Bot, make_bot
 from bots.registry import parse_spec
 from engine_service.rules import Rules, dumps
 from engine_service.time_control import TimeControl
-from hosting.programs.bridge import ProgramBot
-from hosting.programs.child import ChildError, Running, check_runnable
+from programs.bridge import ProgramBot
+from programs.child import ChildError, Running, check_runnable
 from scheduler.connected_programs import ProgramError
 from scheduler.local_games import Conduct, Entry, Series, play_series, too_few
 from store import printable

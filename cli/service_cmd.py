@@ -131,8 +131,8 @@ def bridge(
     One run of the program per game; it needs no gRPC library. With --sandbox:
     `tablanette bot bridge --as perly --sandbox --dir bots/jsonlines -- perl greedy.pl`.
     """
-    from hosting.programs.bridge import run_bridge
-    from hosting.programs.sandbox import Limits
+    from programs.bridge import run_bridge
+    from programs.sandbox import Limits
 
     limits = Limits(memory_mb=memory_mb, pids=pids, cpus=cpus) if sandbox else None
     raise typer.Exit(run_bridge(command, as_name, address, token, max_games, ca, version, limits, folder))

@@ -33,7 +33,7 @@ def up(
     ] = True,
 ) -> None:
     """Run the engine service, workers, web ladder and bot host until Ctrl-C (then stop everything cleanly)."""
-    from hosting.programs.sandbox import unavailable
+    from programs.sandbox import unavailable
 
     settings = arena_settings()
     arena = LocalArena(workdir, redis_url=settings.redis_url, prefix=settings.prefix)

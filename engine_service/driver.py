@@ -12,7 +12,7 @@ time. It knows nothing of gRPC, Celery or Redis; its transports do:
 - the match runner (:mod:`worker.match_runner`) asks whichever replica holds
   the bot (``Dispatch.RequestPlay``);
 - ``tablanette match`` asks bots in its own process
-  (:class:`bots.transport.InProcessTransport`, answering with an :class:`Answer`)
+  (:class:`scheduler.in_process.InProcessTransport`, answering with an :class:`Answer`)
   and, for gRPC programs, its local engine's gateway
   (:class:`scheduler.local_games.Table`).
 
@@ -28,10 +28,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from engine_service import convert
 from engine_service.rules import GameRecord, IllegalPlayError, Match, Observation, Play, Rules, match_record
 from engine_service.time_control import MatchClock, TimeControl
 from engine_service.turn_builder import TurnBuilder
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 

@@ -30,10 +30,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from engine_service import convert
 from engine_service.driver import Handoff, MatchDriver
 from engine_service.rules import Match
 from engine_service.time_control import TimeControl
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 

@@ -14,7 +14,6 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from engine_service import convert
 from engine_service.rules import (
     FULL_DECK,
     Card,
@@ -34,6 +33,7 @@ from engine_service.rules import (
 from engine_service.rules.captures import CaptureFinder
 from engine_service.rules.record import MAX_RECORD_CHARS
 from engine_service.rules.worlds import World, WorldSampler
+from engine_service.wire import convert
 from tablanette.v1 import rules_pb2 as rpb
 
 

@@ -24,10 +24,10 @@ from typing import Any
 import grpc
 
 from config import ArenaSettings
-from engine_service import convert
 from engine_service.limits import RateLimit, abort_busy, peer_address
 from engine_service.rules import PRESETS, Rules
 from engine_service.rules_answers import answer, respond, small
+from engine_service.wire import convert
 from tablanette.v1 import rules_pb2 as rpb
 from tablanette.v1 import rules_pb2_grpc
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine_service import convert
 from engine_service.rules import Match, Observation, Rules
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import game_pb2 as gpb
 
@@ -28,7 +28,7 @@ def turn_message(match: Match, game_id: str, turn_id: int) -> apb.Turn:
     """The Turn of the seat to play: its observation, every legal play, the move time.
 
     Always in the packed form; the gateway names it for a bot that did not ask for that form
-    (:func:`engine_service.convert.named_turn`). A loop that asks every turn of a match uses a
+    (:func:`engine_service.wire.convert.named_turn`). A loop that asks every turn of a match uses a
     :class:`TurnBuilder` instead: the same message, built for less.
     """
     return TurnBuilder(match, game_id).turn(turn_id)

@@ -17,10 +17,10 @@ import asyncio
 import time
 from dataclasses import dataclass
 
-from engine_service import convert
 from engine_service.connection import BotConnection
 from engine_service.meters import Watch
 from engine_service.rules import Play, TablanetteError
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import game_pb2 as gpb
 

@@ -1,6 +1,6 @@
 """A version's build: its source unpacked into its own folder, then its build command run in a sandbox.
 
-The build runs like the bot will (:mod:`hosting.programs.sandbox`): no network, the
+The build runs like the bot will (:mod:`programs.sandbox`): no network, the
 machine's toolchain read-only, as an unprivileged user, with memory, process and
 CPU limits, but with its folder writable (that is where it puts what it builds).
 It gets ``BUILD_TIMEOUT_S`` seconds of wall time, and the folder may hold at most
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hosting.programs.sandbox import Limits, Sandbox
+from programs.sandbox import Limits, Sandbox
 from store.versions import MAX_LOG
 
 from .manifest import Manifest

@@ -57,9 +57,9 @@ import redis
 from bots.base import Bot
 from bots.registry import make_bot
 from bots.sdk import BotClient, parse_addresses
-from hosting.programs.cgroups import sweep_stale
-from hosting.programs.child import Running
-from hosting.programs.sandbox import Limits, Sandbox, SandboxError
+from programs.cgroups import sweep_stale
+from programs.child import Running
+from programs.sandbox import Limits, Sandbox, SandboxError
 from store.leagues import LeagueError, LeagueStore
 from store.sessions import internal_secret_sync
 from store.tokens import BotTokens, TokenError

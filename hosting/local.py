@@ -21,9 +21,9 @@ import tempfile
 from pathlib import Path
 
 from bots.base import Bot
-from hosting.programs.bridge import ProgramBot
-from hosting.programs.child import Running
-from hosting.programs.sandbox import Limits, Sandbox, unavailable
+from programs.bridge import ProgramBot
+from programs.child import Running
+from programs.sandbox import Limits, Sandbox, unavailable
 from store.versions import build_error
 
 from . import sdk

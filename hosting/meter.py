@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import grpc
 
 from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA
-from hosting.programs.sandbox import Sandbox
+from programs.sandbox import Sandbox
 from tablanette.v1 import dispatch_pb2 as dpb
 from tablanette.v1 import dispatch_pb2_grpc
 

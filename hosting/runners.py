@@ -2,7 +2,7 @@
 
 - :class:`ClientRunner`: an SDK client in the host's process: the reference bots,
   and JSON-lines versions, whose program runs sandboxed once a game
-  (:class:`HostedProgram`, through the bridge of :mod:`hosting.programs.bridge`);
+  (:class:`HostedProgram`, through the bridge of :mod:`programs.bridge`);
 - :class:`ServiceRunner`: a gRPC version, a long-running program of its own in
   one sandbox, reaching the arena through a relayed socket (:mod:`hosting.relay`),
   with the SDKs lent read-only (:mod:`hosting.sdk`).
@@ -32,9 +32,9 @@ from bots.reconnect import BotRejected
 from bots.sdk import BotClient
 from bots.turns import Clock
 from engine_service.rules import Observation, Play
-from hosting.programs.bridge import BridgeError, ProgramBot
-from hosting.programs.child import ChildProgram, Launcher, exit_reason
-from hosting.programs.sandbox import NOBODY, Limits, Sandbox
+from programs.bridge import BridgeError, ProgramBot
+from programs.child import ChildProgram, Launcher, exit_reason
+from programs.sandbox import NOBODY, Limits, Sandbox
 
 from .relay import Relay
 

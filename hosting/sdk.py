@@ -2,7 +2,7 @@
 
 A submitted folder need not carry the arena's SDK: the Python SDK (``bots``
 with what it imports: the pure rules engine ``engine_service.rules`` and the
-wire conversion ``engine_service.convert`` (:data:`ENGINE_PARTS`; never the engine
+wire conversion ``engine_service.wire.convert`` (:data:`ENGINE_PARTS`; never the engine
 service itself: its gateway, server or admission), the generated ``tablanette.v1``
 code, ``grpc`` and ``protobuf``) is seen at ``/sdk/python`` (on
 ``PYTHONPATH``), the Node.js gRPC packages at ``/sdk/node/node_modules`` (on
@@ -35,7 +35,7 @@ ENV = {
 }
 
 
-ENGINE_PARTS = ("__init__.py", "py.typed", "convert.py", "rules")
+ENGINE_PARTS = ("__init__.py", "py.typed", "rules", "wire")
 """What of ``engine_service`` the Python SDK imports (tests/architecture/test_layers.py checks it is enough)."""
 
 

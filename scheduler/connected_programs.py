@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hosting.programs.child import stop_with_parent
+from programs.child import stop_with_parent
 from store import printable
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Each game is played by the arena's one :class:`~engine_service.driver.MatchDriver`
 (its rules, its time control, its timeouts and forfeits, its records), asking
-bots in this process through :class:`bots.transport.InProcessTransport`: a
+bots in this process through :class:`scheduler.in_process.InProcessTransport`: a
 built-in bot, an author's Python class, or a program over JSON lines (sandboxed
 or not: that is the entry's factory's business). No Redis, no Celery, no engine
 service.
@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 from bots import Bot
 from bots.base import result_of
-from bots.transport import InProcessTransport, Seat
 from engine_service.driver import MatchDriver, Response
 from engine_service.rules import GameRecord, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
-from hosting.programs.bridge import ProgramBot
+from programs.bridge import ProgramBot
+from scheduler.in_process import InProcessTransport, Seat
 from scheduler.ratings import Fit, Outcome, fit_ratings, outcome_of
 from scheduler.selfplay import BotStats, SelfPlayStats, labels_of, seating, tally
 from store import printable
@@ -261,7 +261,7 @@ async def _play_one(
 
 class Table:
     """The driver's transport for a game with gRPC programs at it: a seat whose bot is in this process is
-    asked by :class:`bots.transport.InProcessTransport`, one whose bot is a program connected to the local
+    asked by :class:`scheduler.in_process.InProcessTransport`, one whose bot is a program connected to the local
     engine is asked through the engine's gateway (the turn on the wire, its clock, its grace period)."""
 
     def __init__(

@@ -15,7 +15,7 @@ if [ "$fast" = 0 ]; then
 fi
 echo "== ruff check"; ruff check .
 echo "== ruff format --check"; ruff format --check .
-echo "== mypy --strict"; mypy --strict engine_service config telemetry store worker scheduler web hosting cli bots
+echo "== mypy --strict"; mypy --strict engine_service config telemetry store worker scheduler web hosting programs cli bots
 if [ "$fast" = 1 ]; then
     # on two workers: the edit-test loop in under a minute on this 2-core machine (one worker: about 75 s)
     echo "== pytest (fast tier)"; python -m pytest -n 2 -m "fast and not slow" "$@"

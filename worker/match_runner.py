@@ -31,12 +31,12 @@ import grpc
 from redis.asyncio import Redis
 
 from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA
-from engine_service import convert
 from engine_service.driver import Answered, MatchDriver, SeatConduct
 from engine_service.grace import GracePeriod
 from engine_service.rules import GameRecord, Match, RecordError, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
+from engine_service.wire import convert
 from store.client import connect_async
 from store.sessions import SessionRegistry, internal_secret
 from tablanette.v1 import arena_pb2 as apb

@@ -1,75 +1,65 @@
-"""The rooms and their layers: imports run one way, and nothing imports in a circle.
+"""The folders and their layers: each folder is one layer, imports run down the layers, nothing imports in a circle.
 
-    engine_service.rules, tablanette.v1   the pure rules engine; the generated wire code
-    config | telemetry                    every process's settings | metrics (the shared series, the endpoint)
-    store                                 every Redis key and script
-    engine_service                        the gRPC engine service
-    bots | worker                         bot SDK and built-in bots | Celery app and match runner
-    hosting.programs                      a bot's own program: sandbox, child process, JSON-lines bridge
-    scheduler                             planning and feeding leagues; self-play
-    hosting                               hosted bots: submissions, builds, preflights, the host
-    web                                   the web ladder (and its submission API for hosted bots)
-    cli                                   the ``tablanette`` command and the local supervisor
-
-A module may import from its own room and from rooms on lower lines only; the
-pure rules engine imports nothing of the project but itself.
+The list is README.md's map of the house (its Architecture table: a layer, the folders, what lives there),
+read from there, so the map and the rule are one list. A module belongs to the folder its file is in (a
+sub-folder is a folder of its own: ``engine_service/rules/`` is not ``engine_service/``). It may import
+from its own folder and from folders on lower layers only; folders on one layer are siblings and import
+nothing of each other; the pure rules engine imports nothing of the project but itself. Every folder that
+holds Python must be on the map, so a new folder has to choose its layer.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-LAYERS: dict[str, int] = {
-    "engine_service.rules": 0,
-    "tablanette": 0,
-    "config": 1,
-    "telemetry": 1,
-    "store": 2,
-    "engine_service": 3,
-    "bots": 4,
-    "worker": 4,
-    "hosting.programs": 5,
-    "scheduler": 6,
-    "hosting": 7,
-    "web": 8,
-    "cli": 9,
-}
-ROOMS = (
-    "engine_service",
-    "tablanette",
-    "config",
-    "telemetry",
-    "store",
-    "bots",
-    "worker",
-    "scheduler",
-    "web",
-    "hosting",
-    "cli",
-)
+RULES = "engine_service.rules"
 
 
-def room_of(module: str) -> str | None:
-    """The room a dotted module name belongs to (the longest matching layer name)."""
-    best = None
-    for room in LAYERS:
-        if (module == room or module.startswith(room + ".")) and (best is None or len(room) > len(best)):
-            best = room
-    return best
+def read_map(readme: str) -> dict[str, int]:
+    """The README's Architecture table: each row whose first cell is a layer number names its folders (in
+    backquotes, ending in ``/``) in the second; the dotted folder name -> its layer."""
+    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    layers: dict[str, int] = {}
+    for row in re.findall(r"^\|\s*(\d+)\s*\|([^|]*)\|", section, re.M):
+        layer, cell = int(row[0]), row[1]
+        for folder in re.findall(r"`([\w/]+)/`", cell):
+            assert folder.replace("/", ".") not in layers, f"{folder}/ is on the map twice"
+            layers[folder.replace("/", ".")] = layer
+    return layers
+
+
+LAYERS = read_map((ROOT / "README.md").read_text())
+
+
+def folder_of(module: str) -> str:
+    """The folder a project module's file is in (a package's ``__init__`` is in the package's folder)."""
+    path = ROOT / module.replace(".", "/")
+    return module if path.is_dir() else module.rpartition(".")[0]
+
+
+def python_folders() -> set[str]:
+    """Every folder of the project holding Python (besides tests, benchmarks, and what builds leave)."""
+    found = set()
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT).parts
+        if parts[0] in {"tests", "bench", "scripts", "deploy", "docs"} or parts[0].startswith("."):
+            continue
+        if {"node_modules", "build", "__pycache__"} & set(parts):
+            continue
+        found.add(".".join(parts[:-1]))
+    return found
 
 
 def modules() -> Iterator[tuple[str, Path]]:
-    for top in ROOMS:
-        for path in sorted((ROOT / top).rglob("*.py")):
-            if "node_modules" in path.parts or "build" in path.parts:
-                continue
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    for folder in sorted(LAYERS):
+        for path in sorted((ROOT / folder.replace(".", "/")).glob("*.py")):
+            name = folder if path.name == "__init__.py" else f"{folder}.{path.stem}"
             yield name, path
 
 
@@ -89,9 +79,10 @@ def imports_of(name: str, path: Path) -> set[str]:
                 target = node.module or ""
             found.add(target)
             found.update(f"{target}.{alias.name}" for alias in node.names)
-    return {m for m in found if room_of(m) is not None}
+    return {m for m in found if m.split(".")[0] in TOPS}
 
 
+TOPS = {folder.split(".")[0] for folder in LAYERS}
 GRAPH = {name: imports_of(name, path) for name, path in modules()}
 
 
@@ -102,21 +93,43 @@ def resolve(module: str) -> str | None:
     return module or None
 
 
+def test_the_map_names_every_folder_that_holds_python_and_no_other() -> None:
+    assert LAYERS, "README.md's Architecture table gives no layers"
+    assert python_folders() == set(LAYERS), (
+        f"not on README.md's map: {sorted(python_folders() - set(LAYERS))}; "
+        f"on the map but holding no Python: {sorted(set(LAYERS) - python_folders())}"
+    )
+
+
 @pytest.mark.parametrize("name", sorted(GRAPH))
-def test_no_import_from_a_higher_layer_or_a_sibling_room(name: str) -> None:
-    room = room_of(name)
-    assert room is not None
+def test_no_import_from_a_higher_layer_or_a_sibling_folder(name: str) -> None:
+    folder = folder_of(name)
     wrong = []
     for target in sorted(GRAPH[name]):
-        other = room_of(target)
-        assert other is not None
-        if other == room:
+        module = resolve(target)
+        assert module is not None, f"{name} imports {target}, which is no module of the project"
+        other = folder_of(module)
+        if other == folder:
             continue
-        if LAYERS[other] > LAYERS[room] or (LAYERS[other] == LAYERS[room]):
-            wrong.append(f"{target} (room {other}, layer {LAYERS[other]})")
-        if room == "engine_service.rules":
+        if folder == RULES:
             wrong.append(f"{target}: the pure rules engine imports nothing of the project")
-    assert not wrong, f"{name} (room {room}, layer {LAYERS[room]}) imports " + ", ".join(wrong)
+        elif LAYERS[other] >= LAYERS[folder]:
+            wrong.append(f"{target} (folder {other}, layer {LAYERS[other]})")
+    assert not wrong, f"{name} (folder {folder}, layer {LAYERS[folder]}) imports " + ", ".join(wrong)
+
+
+def test_a_folder_above_its_own_sub_folders_imports_nothing_on_entry() -> None:
+    """Importing ``engine_service.rules`` runs ``engine_service/__init__.py`` first: a package whose
+    sub-folder sits on a lower layer must import nothing of the project, or the lower layer would run it."""
+    wrong = {
+        f"{parent} ({sorted(GRAPH[parent])})"
+        for folder in LAYERS
+        if "." in folder
+        and (parent := folder.rpartition(".")[0]) in LAYERS
+        and LAYERS[parent] > LAYERS[folder]
+        and GRAPH.get(parent)
+    }
+    assert not wrong, "these packages import on entry though a lower layer lives inside them: " + ", ".join(wrong)
 
 
 def test_no_import_cycle() -> None:
@@ -148,9 +161,12 @@ def test_the_graph_sees_the_known_imports() -> None:
     assert "store.ledger" in {resolve(t) for t in GRAPH["worker.league_match"]}
     assert "cli.common" in {resolve(t) for t in GRAPH["cli.league_cmd"]}  # ``from .common import ...``
     assert "engine_service.rules.cards" in {resolve(t) for t in GRAPH["engine_service.rules.record"]}
-    assert room_of("engine_service.rules.match") == "engine_service.rules" and room_of("engine_service.gateway") == (
-        "engine_service"
-    )
+    assert folder_of("engine_service.rules.match") == RULES and folder_of("engine_service.gateway") == "engine_service"
+    assert folder_of("engine_service.rules") == RULES  # a package's __init__ is in its own folder
+    assert read_map("x\n## Architecture\n| 3 | `a/b/`, `c/` | d |\n| — | `e/` | f |\n## Next\n| 4 | `g/` |") == {
+        "a.b": 3,
+        "c": 3,
+    }
 
 
 def reached(entry_points: tuple[str, ...]) -> set[str]:
@@ -171,9 +187,9 @@ def test_hosting_imports_directly_nothing_of_the_engine_service_but_the_rules() 
     engine = {
         f"{name} -> {r}"
         for name, targets in GRAPH.items()
-        if room_of(name) == "hosting"
+        if folder_of(name) == "hosting"
         for t in targets
-        if (r := resolve(t)) and room_of(r) == "engine_service"
+        if (r := resolve(t)) and folder_of(r) == "engine_service"
     }
     assert not engine, f"hosting reaches into the engine service: {sorted(engine)}"
 
@@ -185,7 +201,15 @@ def test_a_hosted_bots_sdk_imports_of_the_engine_service_only_what_its_sandbox_i
 
     lent = {Path(part).stem for part in ENGINE_PARTS}
     engine = {m for m in reached(("bots", "bots.sdk", "bots.__main__")) if m.split(".")[0] == "engine_service"}
-    assert {"engine_service.rules", "engine_service.convert"} <= engine  # the walk sees the SDK's imports
-    assert "engine_service.driver" in reached(("bots.transport",))  # and one that no hosted bot makes
+    assert {"engine_service.rules", "engine_service.wire.convert"} <= engine  # the walk sees the SDK's imports
+    assert "engine_service.driver" in reached(("scheduler.in_process",))  # and one that no hosted bot makes
     outside = sorted(m for m in engine if m.count(".") and m.split(".")[1] not in lent)
     assert not outside, f"the SDK imports parts of engine_service a sandbox is not lent (hosting.sdk): {outside}"
+
+
+def test_the_python_sdk_stands_on_the_rules_engine_the_wire_form_and_the_generated_code_alone() -> None:
+    """``bots`` (the Python SDK and the built-in bots) reaches nothing but those three (and the empty
+    ``engine_service`` package they sit in): no settings, no store, no service, no sandbox."""
+    beneath = {folder_of(m) for m in reached(tuple(m for m in GRAPH if folder_of(m) == "bots"))} - {"bots"}
+    allowed = {RULES, "engine_service.wire", "engine_service", "tablanette", "tablanette.v1"}
+    assert beneath <= allowed, f"the SDK reaches {sorted(beneath - allowed)}"

@@ -19,7 +19,7 @@ from records_recipes import doc_block, run_recipes
 
 from cli.local import CLI
 from engine_service.rules import read_records, verify_record
-from hosting.programs.sandbox import unavailable
+from programs.sandbox import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_REDIS = "redis://127.0.0.1:1/0"

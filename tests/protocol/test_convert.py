@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine_service import convert
 from engine_service.rules import PRESETS, Rules
+from engine_service.wire import convert
 
 OVERRIDES = {"target": 51, "ace_values": [1, 14], "jack": 12, "card_points": {"TD": 5}, "most_suit": {"H": 2}}
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from bots.sdk import Clock
-from engine_service import convert
 from engine_service.driver import Answer, SeatConduct, apply_answer
 from engine_service.round_trips import OUTSTANDING, WINDOW, RoundTrips
 from engine_service.rules import Match, Play, Rules, match_record
 from engine_service.time_control import MatchClock, TimeControl
 from engine_service.turn_builder import TurnBuilder
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
 

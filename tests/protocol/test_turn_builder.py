@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from engine_service import convert
 from engine_service.rules import PRESETS, Match, Rules
 from engine_service.turn_builder import TurnBuilder, turn_message
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bots.greedy import GreedyBot
-from engine_service import convert
 from engine_service.rules import Match, Rules
 from engine_service.rules_answers import INLINE_WORLDS, respond, small
+from engine_service.wire import convert
 from tablanette.v1 import game_pb2 as gpb
 from tablanette.v1 import rules_pb2 as rpb
 

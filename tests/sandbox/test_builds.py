@@ -16,9 +16,9 @@ from arena_harness import ROOT, readable_folder
 
 from hosting import build as builds
 from hosting.manifest import Manifest
-from hosting.programs.cgroups import sweep_stale
-from hosting.programs.sandbox import Limits, Sandbox, unavailable
 from hosting.source import pack
+from programs.cgroups import sweep_stale
+from programs.sandbox import Limits, Sandbox, unavailable
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
 
@@ -106,7 +106,7 @@ def test_the_cgroups_a_killed_run_leaves_behind_are_swept_once_empty(root: Path)
 GHOST_OWNER = """\
 import subprocess, sys
 from pathlib import Path
-from hosting.programs.sandbox import Limits, Sandbox
+from programs.sandbox import Limits, Sandbox
 
 box = Sandbox(sys.argv[1], Limits(), "ghost")
 # What a program killed during the sandbox's own set-up can become: alive in the run's cgroup, but not

@@ -27,7 +27,7 @@ from arena_harness import ROOT, new_arena, readable_folder
 from cli.local import CLI, Child
 from engine_service.rules import verify_record
 from hosting.build import is_built
-from hosting.programs.sandbox import unavailable
+from programs.sandbox import unavailable
 from store.leagues import LeagueStore
 from store.results import LeagueResults
 from store.versions import Versions

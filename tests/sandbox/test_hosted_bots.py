@@ -22,7 +22,7 @@ from arena_harness import ROOT, Arena, new_arena, readable_folder
 
 from cli.local import CLI
 from engine_service.rules import verify_record
-from hosting.programs.sandbox import unavailable
+from programs.sandbox import unavailable
 from store.results import LeagueResults
 from store.versions import Version, Versions
 

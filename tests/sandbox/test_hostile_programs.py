@@ -24,9 +24,9 @@ from bots.greedy import GreedyBot
 from bots.sdk import Clock
 from cli.local import CLI
 from engine_service.rules import Match, Rules, match_record, verify_record
-from hosting.programs.bridge import BridgeError, ProgramBot
-from hosting.programs.cgroups import CGROUP_ROOT
-from hosting.programs.sandbox import Limits, Sandbox, unavailable
+from programs.bridge import BridgeError, ProgramBot
+from programs.cgroups import CGROUP_ROOT
+from programs.sandbox import Limits, Sandbox, unavailable
 from store.results import LeagueResults
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")

@@ -24,11 +24,11 @@ from arena_harness import readable_folder
 
 from hosting import build as builds
 from hosting.manifest import Manifest
-from hosting.programs import seccomp
-from hosting.programs.child import ChildProgram
-from hosting.programs.sandbox import Limits, Sandbox, mount_points, unavailable
 from hosting.runners import ServiceRunner
 from hosting.source import pack
+from programs import seccomp
+from programs.child import ChildProgram
+from programs.sandbox import Limits, Sandbox, mount_points, unavailable
 
 pytestmark = pytest.mark.skipif(bool(unavailable()), reason=f"no sandbox here: {unavailable()}")
 

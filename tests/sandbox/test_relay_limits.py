@@ -30,9 +30,9 @@ from service_kit import RawBot, wait_until
 
 from config.internal_calls import INTERNAL_METADATA
 from hosting import sdk
-from hosting.programs.sandbox import Limits, unavailable
 from hosting.relay import MAX_CONNECTIONS, Relay
 from hosting.runners import ServiceRunner
+from programs.sandbox import Limits, unavailable
 from store.audit import AuditLog
 from store.sessions import internal_secret_sync
 from tablanette.v1 import arena_pb2 as apb

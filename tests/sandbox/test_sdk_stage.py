@@ -13,7 +13,7 @@ from hosting import sdk
 PYTHON = Path("/usr/bin/python3")  # the sandbox's interpreter: the machine's, without the arena's virtualenv
 PROBE = """
 import importlib
-import bots, bots.sdk, bots.__main__, bots.turns, engine_service.rules, engine_service.convert
+import bots, bots.sdk, bots.__main__, bots.turns, engine_service.rules, engine_service.wire.convert
 for internal in ("engine_service.gateway", "engine_service.server", "engine_service.admission"):
     try:
         importlib.import_module(internal)

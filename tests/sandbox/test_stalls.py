@@ -36,9 +36,9 @@ from arena_harness import Arena, new_arena, readable_folder
 from bots.sdk import Clock
 from cli.local import CLI
 from engine_service.rules import Match, Rules, verify_record
-from hosting.programs.bridge import BridgeError, ProgramBot, turn_message
-from hosting.programs.child import ChildError, ChildProgram
-from hosting.programs.sandbox import Limits, Sandbox, unavailable
+from programs.bridge import BridgeError, ProgramBot, turn_message
+from programs.child import ChildError, ChildProgram
+from programs.sandbox import Limits, Sandbox, unavailable
 from store.results import LeagueResults
 from store.versions import Versions
 

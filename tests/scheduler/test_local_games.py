@@ -15,10 +15,10 @@ import time
 import pytest
 
 from bots import Bot, make_bot
-from bots.transport import InProcessTransport, Seat
 from engine_service.driver import MatchDriver
 from engine_service.rules import Observation, Play, Rules, verify_record
 from engine_service.time_control import TimeControl
+from scheduler.in_process import InProcessTransport, Seat
 from scheduler.local_games import Entry, play_series
 from scheduler.selfplay import run_selfplay
 

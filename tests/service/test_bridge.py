@@ -21,8 +21,8 @@ from bots.base import play_match
 from bots.greedy import GreedyBot
 from bots.sdk import Clock
 from engine_service.rules import Match, Observation, Play, Rules, match_record, verify_record
-from hosting.programs.bridge import BridgeError, ProgramBot, parse_answer, turn_message
-from hosting.programs.child import ChildError, ChildProgram
+from programs.bridge import BridgeError, ProgramBot, parse_answer, turn_message
+from programs.child import ChildError, ChildProgram
 from store.results import LeagueResults
 
 PERL_GREEDY = ["perl", str(ROOT / "bots" / "jsonlines" / "greedy.pl")]

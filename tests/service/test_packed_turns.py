@@ -15,8 +15,8 @@ import pytest
 from arena_harness import Arena
 from service_kit import Engine, MatchThread, RawBot
 
-from engine_service import convert
 from engine_service.rules import Match, Rules, verify_record
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 
 RULES = Rules.preset("tablic", deals=1)

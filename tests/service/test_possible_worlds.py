@@ -23,9 +23,9 @@ from service_kit import Engine
 
 from bots.greedy import GreedyBot
 from bots.sdk import ask_worlds, sample_worlds, world_states
-from engine_service import convert
 from engine_service.rules import Match, Observation, Rules, card_names
 from engine_service.rules.worlds import possible_worlds
+from engine_service.wire import convert
 from tablanette.v1 import game_pb2 as gpb
 from tablanette.v1 import rules_pb2 as rpb
 from tablanette.v1 import rules_pb2_grpc

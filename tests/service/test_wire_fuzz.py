@@ -25,9 +25,9 @@ from wire_kit import INTERNALS, RPCS, Ended, Rpc, call, sample
 
 from bots.base import play_match
 from bots.greedy import GreedyBot
-from engine_service import convert
 from engine_service.rules import Match, Rules, match_record
 from engine_service.rules.record import dumps
+from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import game_pb2 as gpb
 from tablanette.v1 import rules_pb2 as rpb

@@ -37,9 +37,9 @@ from web_kit import DESKTOP, Site, open_tab
 from bots.sdk import Clock
 from cli.local import CLI, free_port
 from engine_service.rules import Match, Rules
-from hosting.programs.bridge import BridgeError
-from hosting.programs.child import Plain
 from hosting.runners import HostedProgram
+from programs.bridge import BridgeError
+from programs.child import Plain
 from store.keys import Keys
 from store.versions import Version, Versions
 from web.queries import HIDDEN_REASON

@@ -25,7 +25,7 @@ from arena_harness import ROOT, new_arena, readable_folder
 from web_kit import DESKTOP, Site, open_tab
 
 from cli.local import CLI, free_port
-from hosting.programs.sandbox import unavailable
+from programs.sandbox import unavailable
 from store.accounts import Accounts
 
 pytestmark = [

@@ -6,7 +6,7 @@
     child       a program as a child process: start, write a line, read one within a deadline, stop
     bridge      a JSON-lines program as a :class:`bots.base.Bot` (the protocol of docs/jsonlines.md)
 
-Hosted versions (the rest of :mod:`hosting`), ``tablanette match`` and ``tablanette bot bridge``
+Hosted versions (:mod:`hosting`), ``tablanette match`` and ``tablanette bot bridge``
 run programs through it. It sits below the scheduler (which plays local matches between programs) and
 above the bots (a bridged program is a :class:`~bots.base.Bot`); nothing of it is lent to a hosted
 bot's sandbox.

@@ -19,7 +19,7 @@ No container daemon. Each run of a program gets:
   ``scratch_mb`` and at most ``scratch_files`` files and folders, mounted in a
   mount namespace of the run's own (so the machine never sees them): nothing
   else of the machine is there, so no other bot's files and no arena secret;
-- **a seccomp filter** (:mod:`hosting.programs.seccomp`) refusing the system calls a bot
+- **a seccomp filter** (:mod:`programs.seccomp`) refusing the system calls a bot
   never needs (namespaces, mounts, ptrace, keyrings, bpf, ...);
 - **an unprivileged user** (``nobody`` when the arena runs as root);
 - **a cgroup** (v1 or v2, whichever the machine mounts) limiting memory,
@@ -27,7 +27,7 @@ No container daemon. Each run of a program gets:
   limit, process limit) and how much CPU it used;
 - **rlimits**: CPU seconds, file size, open files, no core dumps.
 
-:class:`Sandbox` is a launcher for :class:`~hosting.programs.child.ChildProgram`: it wraps the
+:class:`Sandbox` is a launcher for :class:`~programs.child.ChildProgram`: it wraps the
 command line, explains an exit, and removes its cgroup when the run is over.
 :func:`unavailable` says why sandboxes cannot be made here, if they cannot.
 """
@@ -178,7 +178,7 @@ def mount_points() -> Path:
 
 
 class Sandbox:
-    """One run of a program in a sandbox; a launcher for :class:`~hosting.programs.child.ChildProgram`."""
+    """One run of a program in a sandbox; a launcher for :class:`~programs.child.ChildProgram`."""
 
     def __init__(
         self,

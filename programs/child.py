@@ -50,7 +50,7 @@ def stop_with_parent(argv: Sequence[str]) -> list[str]:
 
 
 class Launcher(Protocol):
-    """How a program is started: a sandbox (:class:`hosting.programs.sandbox.Sandbox`) or :class:`Plain`."""
+    """How a program is started: a sandbox (:class:`programs.sandbox.Sandbox`) or :class:`Plain`."""
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """The command line that runs ``argv``; it must make the program die with this process."""

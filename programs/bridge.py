@@ -15,7 +15,7 @@ it). A program that exits mid-game is started again for its next turn (turns
 carry the whole observation, so it can go on), at most ``RESTARTS`` times a game.
 A program that stops reading its input costs it the same: a line to it that
 cannot be written by the turn's deadline (its input pipe is full) ends it
-(:meth:`hosting.programs.child.ChildProgram.write_line`). Whatever it does, the program is
+(:meth:`programs.child.ChildProgram.write_line`). Whatever it does, the program is
 gone when its game ends: :meth:`ProgramBot.end_match` never waits for a turn.
 """
 
@@ -54,7 +54,7 @@ class BridgeError(BotFault):
     Its text (``str``) is for a log and may quote the program. Kept apart: ``reason``, what went wrong in
     the arena's own words only (what anyone may be shown), and ``quoted``, the program's own words the
     error is about (the answer it wrote), for its owner; its last error lines are the caller's to keep
-    (:attr:`hosting.programs.child.ChildProgram.stderr_tail`, or a crash's :attr:`ProgramBot.crashes`).
+    (:attr:`programs.child.ChildProgram.stderr_tail`, or a crash's :attr:`ProgramBot.crashes`).
     """
 
 
@@ -261,7 +261,7 @@ def run_bridge(
 ) -> int:
     """Connect as ``name`` and play every game through a run of ``argv``, until SIGTERM or Ctrl-C.
 
-    With ``sandbox``, each run is sandboxed with those limits (:mod:`hosting.programs.sandbox`): ``folder`` is
+    With ``sandbox``, each run is sandboxed with those limits (:mod:`programs.sandbox`): ``folder`` is
     then the program's folder, seen read-only as ``/bot`` (its working directory), and ``argv`` is
     read from inside the sandbox (``python3 bot.py``, ``./mybot``).
     """

@@ -3,7 +3,7 @@ whose each run's cgroup is, so one a killed process left behind is swept (:func:
 
 A run's cgroup is named after its owner (:func:`owner_tag`: the pid namespace, pid and start time of the
 process that made it), so a sweep can tell a dead owner's leftovers (emptied and removed, their processes
-killed) from a live one's. Used by :class:`hosting.programs.sandbox.Sandbox` and by the bot host at start.
+killed) from a live one's. Used by :class:`programs.sandbox.Sandbox` and by the bot host at start.
 """
 
 from __future__ import annotations

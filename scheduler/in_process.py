@@ -36,13 +36,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from bots.base import Bot, BotFault
+from bots.turns import Clock, observation_of, takes_clock, turn_clock
 from engine_service.driver import Answer
 from engine_service.rules import Observation, Play, Rules
 from tablanette.v1 import arena_pb2 as apb
 from tablanette.v1 import dispatch_pb2 as dpb
-
-from .base import Bot, BotFault
-from .turns import Clock, observation_of, takes_clock, turn_clock
 
 PLAYED, TIMEOUT = dpb.PlayResponse.PLAYED, dpb.PlayResponse.TIMEOUT
 
