@@ -13,6 +13,10 @@ from store.leagues import LeagueStore
 
 pytestmark = pytest.mark.slow
 REFERENCE = {"strong": "strong", "greedy": "greedy", "random": "random"}
+# The leagues below deal from a public text (``--seed``), each its own name, as every league did before
+# secret deals: a ladder of 32 games a bot is sure of its order only on most deals, and a test that drew
+# new secret deals each run failed on some (CI saw strong's and greedy's intervals overlap). These tests
+# are about the ratings, not the deals' secrecy (tests/fairplay), so they keep the deals they were shown on.
 
 
 def start(arena: Arena, bots: dict[str, str]) -> None:
@@ -34,7 +38,7 @@ def test_a_mirrored_round_robin_of_the_reference_bots_orders_them_with_intervals
     start(arena, REFERENCE)
     # 8 mirrored pairs for each pairing: forced (connected bots deal independently by default), as these
     # built-in bots keep nothing from one game to the next
-    cli(arena, "league", "create", "ref", "--games", "16", "--deals", "mirrored")
+    cli(arena, "league", "create", "ref", "--games", "16", "--deals", "mirrored", "--seed", "ref")
     cli(arena, "league", "add-bot", "ref", *REFERENCE)
     cli(arena, "league", "start", "ref", "--window", "4")
     data = json.loads(cli(arena, "league", "ladder", "ref", "--json"))
@@ -53,7 +57,7 @@ def test_a_mirrored_round_robin_of_the_reference_bots_orders_them_with_intervals
 
 def test_an_adaptive_league_stops_once_every_neighbour_is_settled(arena: Arena) -> None:
     start(arena, REFERENCE)
-    cli(arena, "league", "create", "ad", "--format", "adaptive", "--budget", "40")
+    cli(arena, "league", "create", "ad", "--format", "adaptive", "--budget", "40", "--seed", "ad")
     cli(arena, "league", "add-bot", "ad", *REFERENCE)
     cli(arena, "league", "start", "ad", "--window", "2")
     store = LeagueStore(arena.redis, arena.prefix)
@@ -67,7 +71,22 @@ def test_an_adaptive_league_stops_once_every_neighbour_is_settled(arena: Arena) 
 
 def test_an_sprt_league_accepts_a_better_challenger(arena: Arena) -> None:
     start(arena, {"champ": "random", "chal": "greedy"})
-    cli(arena, "league", "create", "v2", "--format", "sprt", "--champion", "champ", "--elo0", "0", "--elo1", "100")
+    cli(
+        arena,
+        "league",
+        "create",
+        "v2",
+        "--format",
+        "sprt",
+        "--champion",
+        "champ",
+        "--elo0",
+        "0",
+        "--elo1",
+        "100",
+        "--seed",
+        "v2",
+    )
     cli(arena, "league", "add-bot", "v2", "champ", "chal")
     cli(arena, "league", "start", "v2", "--window", "4")
     note = LeagueStore(arena.redis, arena.prefix).note("v2")
@@ -86,7 +105,7 @@ def test_a_placement_gauntlet_places_a_newcomer_on_the_reference_ladder(arena: A
     unknown = arena.tablanette("league", "create", "bad2", "--format", "gauntlet", "--reference", "random,nobody")
     assert unknown.returncode == 2 and "bot 'nobody' is not registered" in unknown.stderr
     cli(arena, "league", "create", "pl", "--format", "gauntlet", "--reference", "random,greedy,strong",
-        "--budget", "24", "--rule", "deals=1")  # fmt: skip
+        "--budget", "24", "--rule", "deals=1", "--seed", "pl")  # fmt: skip
     cli(arena, "league", "add-bot", "pl", "newcomer")
     cli(arena, "league", "start", "pl", "--window", "4")
     store = LeagueStore(arena.redis, arena.prefix)
