@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -37,7 +36,7 @@ import grpc
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine_service.local_match import batched
-from engine_service.rules import Match, Rules, match_record
+from engine_service.rules import Match, Rules, dumps, match_record
 from engine_service.turn_builder import TurnBuilder
 from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
@@ -111,7 +110,7 @@ class Floor(arena_pb2_grpc.BotGatewayServicer):
         async def play() -> None:
             try:
                 match = await self._match(seed, game_id, answered)
-                end = dpb.MatchEnd(record=json.dumps(match_record(match, PLAYERS, game_id)))
+                end = dpb.MatchEnd(record=dumps(match_record(match, PLAYERS, game_id)))
                 turns = sum(len(d.plays) for d in match.deals)
                 queue.put_nowait(dpb.MatchEvent(turn_id=turns + 1, end=end))
             finally:

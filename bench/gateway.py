@@ -162,7 +162,8 @@ async def bench_floor(port: int, matches: int, cpu: CpuMeter | None = None) -> t
 
 async def bench_floor_reported(port: int, matches: int, cpu: CpuMeter | None = None) -> tuple[float, int]:
     """Seconds and moves for ``matches`` one-deal matches streamed from the floor server, each followed here by
-    a driver that checks the record at the end, as a runner follows a replica (a warm-up match first)."""
+    a driver that checks the record and makes the finished match at the end, as a runner follows a replica
+    (a warm-up match first)."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         stream = channel.unary_stream("/bench.Floor/PlayReported", response_deserializer=dpb.MatchEvents.FromString)
 
@@ -172,7 +173,8 @@ async def bench_floor_reported(port: int, matches: int, cpu: CpuMeter | None = N
             async for batch in stream(seed.encode()):
                 for event in batch.events:
                     if event.HasField("end"):
-                        MatchRunner.checked_outcome(event.end, driver, seed, PLAYERS, game_id)
+                        # what the runner keeps of the match, made once, and the replica's record checked by it
+                        MatchRunner.check_replica_record(event.end, driver.finished(PLAYERS), seed, PLAYERS)
                     else:
                         driver.resume(event.seat, event.response)
             if not driver.over:

@@ -28,7 +28,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from engine_service.rules import GameRecord, IllegalPlayError, Match, Observation, Play, Rules, match_record
+from engine_service.rules import (
+    FinishedMatch,
+    GameRecord,
+    IllegalPlayError,
+    Match,
+    Observation,
+    Play,
+    Rules,
+    finish,
+    match_record,
+)
 from engine_service.time_control import MatchClock, TimeControl
 from engine_service.turn_builder import TurnBuilder
 from engine_service.wire import convert
@@ -180,6 +190,11 @@ class MatchDriver:
     def record(self, players: Sequence[str]) -> GameRecord:
         """The finished match's record, ``players`` its seats' labels."""
         return match_record(self.match, players, self.game_id)
+
+    def finished(self, players: Sequence[str]) -> FinishedMatch:
+        """The finished match, made once: record, compact blob, move times and (on asking) luck, from the
+        match this driver played or followed (``players``: its seats' labels)."""
+        return finish(self.match, players, self.game_id, self.times)
 
     def _apply(self, seat: int, resp: Response) -> None:
         match = self.match

@@ -25,13 +25,12 @@ from the last event it received: at most a batch of turns is asked again.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from engine_service.driver import Handoff, MatchDriver
-from engine_service.rules import Match
+from engine_service.rules import Match, dumps
 from engine_service.time_control import TimeControl
 from engine_service.wire import convert
 from tablanette.v1 import arena_pb2 as apb
@@ -132,7 +131,7 @@ async def _play(gateway: Gateway, req: dpb.PlayMatchRequest, queue: asyncio.Queu
 
 def _end(driver: MatchDriver, players: list[str]) -> dpb.MatchEnd:
     return dpb.MatchEnd(
-        record=json.dumps(driver.record(players)),
+        record=dumps(driver.record(players)),  # as the runner writes it: one string to compare
         conduct=[dpb.Conduct(**asdict(c)) for c in driver.conduct],
         times_ms=driver.times,
     )

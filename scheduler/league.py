@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 
 import redis
 
-from engine_service.rules import Match, match_record
+from engine_service.rules import Match, finish
 from scheduler.outcomes import Outcome
 from scheduler.pairings import PlannedMatch, Seed, plan_gauntlet, plan_round_robin, plan_tables
 from scheduler.planners import AdaptivePlanner, FixedPlanner, PlacementPlanner, Planner, SprtPlanner
@@ -411,9 +411,9 @@ class Feeder:
                 return True
             match = Match(league.rules, spec["seed"])
             match.forfeit(absent_seats[0])
-            record = match_record(match, seats, f"{self.league_id}/{mid}")
+            game = finish(match, seats, f"{self.league_id}/{mid}", times_ms=None)
             conduct = [asdict(SeatConduct(forfeit=s == absent_seats[0])) for s in range(len(seats))]
-            settle(self.store, league, mid, Finished(record, seats, conduct, spec["seed"]), lease)
+            settle(self.store, league, mid, Finished(game, seats, conduct, spec["seed"]), lease)
             return True
         except NotLeaseHolder:  # the lease ran out under it and another holder took the match: it is theirs
             log.warning("league %s: match %s: lost its lease while forfeiting; left to its holder", self.league_id, mid)

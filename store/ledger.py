@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 import redis
 
 from config import load_settings
-from engine_service.rules import GameRecord, LuckError, Rules, luck_of_record
+from engine_service.rules import FinishedMatch, GameRecord, LuckError, Rules, luck_of_record
 from engine_service.rules.compact import CompactRecordError, encode
 
 from .keys import LeagueKeys
@@ -211,10 +211,12 @@ class Ledger:
         unit: str = "",
         times_ms: Sequence[int] | None = None,
         luck: Sequence[float] | None = None,
+        blob: bytes | None = None,
     ) -> bool:
         """Store a finished match once; False if it was already stored.
 
-        The record is stored compact (:func:`record_value`), with ``times_ms``, each play's move time.
+        The record is stored compact, with ``times_ms``, each play's move time: ``blob``, made with the match
+        (:attr:`engine_service.rules.FinishedMatch.blob`), or else :func:`record_value` of the record.
 
         Fenced by the match's lease: with ``lease_token``, raises :class:`NotLeaseHolder` unless that token
         still holds it; without, unless nobody holds it (a tool or test that is the only writer; the scheduler's
@@ -233,7 +235,7 @@ class Ledger:
         outcome = _outcome(match_id, unit, rules, bots, placed, record["score"], luck)
         args: list[str | bytes | int | float] = [
             match_id,
-            record_value(record, times_ms),
+            blob if blob is not None else record_value(record, times_ms),
             _compact_json(result),
             _compact_json(list(bots)),
             _compact_json(teams),
@@ -305,20 +307,26 @@ def record_value(record: GameRecord, times_ms: Sequence[int] | None = None) -> b
         return json.dumps(record, separators=(",", ":")).encode()
 
 
-def match_luck(record: GameRecord, sampling_seed: str | None = None) -> list[float] | None:
+def match_luck(game: GameRecord | FinishedMatch, sampling_seed: str | None = None) -> list[float] | None:
     """Each team's luck margin in a finished match (points, to 0.01), or None when it has none; the samples
     seeded by ``sampling_seed`` (:meth:`store.deal_seeds.DealSeeds.sampling`; default: the record's seed).
+    ``game``: the finished match made from the live match (nothing replayed), or a record from elsewhere
+    (re-verified first).
 
     A match that ended by a forfeit or abort, or whose record does not verify, has no luck
     (:class:`~engine_service.rules.LuckError`): it is skipped, never guessed. Nothing here may
     fail a commit: any other error is logged and the match counts as skipped too.
     """
     try:
-        return [round(x, 2) for x in luck_of_record(record, sampling_seed=sampling_seed).luck]
+        if isinstance(game, FinishedMatch):
+            luck = game.luck(sampling_seed)
+            return None if luck is None else [round(x, 2) for x in luck]
+        return [round(x, 2) for x in luck_of_record(game, sampling_seed=sampling_seed).luck]
     except LuckError:
         return None
     except Exception:  # a bug in the estimator must not lose a finished match
-        log.exception("luck of match %s: not computed", record.get("id", "?"))
+        rid = game.record["id"] if isinstance(game, FinishedMatch) else game.get("id", "?")
+        log.exception("luck of match %s: not computed", rid)
         return None
 
 

@@ -165,7 +165,7 @@ def _attempt(
         outcome = asyncio.run(_run(settings, keys, match_id, league, seed, seats, lease, attempt))
     except TimeoutError:  # the limit covers the longest possible match: only a stall gets here
         raise ArenaFault(f"stalled past the time limit of {settings.task_time_limit} s") from None
-    finished = Finished(outcome.record, seats, [asdict(c) for c in outcome.conduct], seed, outcome.times_ms)
+    finished = Finished(outcome.finished, seats, [asdict(c) for c in outcome.conduct], seed)
     try:
         stored = settle(store, league, match_id, finished, lease)
     except NotLeaseHolder as exc:

@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 from config.internal_calls import CHANNEL_OPTIONS, INTERNAL_METADATA
 from engine_service.driver import Answered, MatchDriver, SeatConduct
 from engine_service.grace import GracePeriod
-from engine_service.rules import GameRecord, Match, RecordError, Rules
+from engine_service.rules import FinishedMatch, GameRecord, Match, RecordError, Rules
 from engine_service.time_control import TimeControl
 from engine_service.turn_builder import game_started
 from engine_service.wire import convert
@@ -50,13 +50,23 @@ __all__ = ["BotUnavailable", "MatchOutcome", "MatchRunner", "ReplicaUnreachable"
 
 @dataclass
 class MatchOutcome:
-    record: GameRecord
+    """A match played to its end: the finished value (made once, from the match the runner's driver holds),
+    each seat's conduct, and how long it took."""
+
+    finished: FinishedMatch
     conduct: list[SeatConduct]
     seconds: float
     moves: int
     extra: dict[str, Any] = field(default_factory=dict)
-    times_ms: list[int] | None = None
-    """Each play's move time in ms (the response's ``used_ms``), in play order; the ledger keeps them."""
+
+    @property
+    def record(self) -> GameRecord:
+        return self.finished.record
+
+    @property
+    def times_ms(self) -> tuple[int, ...] | None:
+        """Each play's move time in ms (the response's ``used_ms``), in play order; the ledger keeps them."""
+        return self.finished.times_ms
 
 
 class BotUnavailable(RuntimeError):
@@ -163,31 +173,33 @@ class MatchRunner:
         if self.replica_matches:
             end, fault = await self._play_on_replica(game, seed, bots, control, driver, applied)
         on_replica = driver.turn_id
-        if end is not None:
-            record, conduct, times = self.checked_outcome(end, driver, seed, labels, game_id)
-        else:
+        if end is None:
             await driver.play(RemoteTransport(self, bots, game, control, fault), applied)
-            record, conduct, times = driver.record(labels), driver.conduct, driver.times
             if driver.turn_id > on_replica:  # the replica announces a match it played to the end
                 await self._announce_end(driver.match, bots, game_id)
-        moves = sum(len(d["plays"]) for d in record["deals"])
+        elif not driver.over:
+            raise RecordError(f"record {game_id}: the replica ended a match its own answers do not end")
+        finished = driver.finished(labels)
+        if end is not None:
+            self.check_replica_record(end, finished, seed, labels)
+        moves = sum(len(d["plays"]) for d in finished.record["deals"])
         extra = {"turns_on_replica": on_replica}
-        return MatchOutcome(record, conduct, time.monotonic() - started, moves, extra, times)
+        return MatchOutcome(finished, driver.conduct, time.monotonic() - started, moves, extra)
 
     @staticmethod
-    def checked_outcome(
-        end: dpb.MatchEnd, driver: MatchDriver, seed: str, labels: Sequence[str], game_id: str
-    ) -> tuple[GameRecord, list[SeatConduct], list[int]]:
-        """The outcome of a match a replica played to the end: its record, checked against the match the
-        runner's driver made of the same answers (the replica runs this arena's own engine, so a record that
-        differs is the arena's bug: :class:`~engine_service.rules.RecordError`, never scored), and the
-        conduct and move times that driver counted from those answers."""
-        record: GameRecord = json.loads(end.record)
+    def check_replica_record(end: dpb.MatchEnd, finished: FinishedMatch, seed: str, labels: Sequence[str]) -> None:
+        """Check the record of a match a replica played to the end against the match the runner's driver made
+        of the same answers (``finished``). The replica runs this arena's own engine, so a record that differs
+        is the arena's bug (:class:`~engine_service.rules.RecordError`, never scored); what is kept of the
+        match is ``finished``, made once, as are the conduct and move times counted from those answers."""
+        if end.record == finished.text:  # the replica writes it as the runner does: one string to compare
+            return
+        game_id = finished.record["id"]
+        record = json.loads(end.record)  # a replica of another version may write it otherwise
         if (record.get("id"), record.get("seed"), record.get("players")) != (game_id, seed, list(labels)):
             raise RecordError(f"record {game_id}: the replica sent the record of another match")
-        if not driver.over or record != json.loads(json.dumps(driver.record(labels))):
+        if record != json.loads(finished.text):
             raise RecordError(f"record {game_id}: the replica's record is not the match its own answers make")
-        return record, driver.conduct, driver.times  # what the answers made here, as the record is
 
     async def _play_on_replica(
         self,

@@ -27,6 +27,7 @@ from .errors import (
     TablanetteError,
     TooManyPlaysError,
 )
+from .finished import FinishedMatch, finish
 from .luck import DEFAULT_SAMPLES, SCALE, LuckEvent, MatchLuck, luck_of_match, luck_of_record, margins
 from .match import FinishedDeal, Match, MatchResult
 from .observation import Observation
@@ -53,6 +54,7 @@ __all__ = [
     "DealLayout",
     "DealState",
     "FinishedDeal",
+    "FinishedMatch",
     "GameOverError",
     "GameRecord",
     "IllegalPlayError",
@@ -80,6 +82,7 @@ __all__ = [
     "deal_layout",
     "dumps",
     "finder_for",
+    "finish",
     "format_cards",
     "iter_mask",
     "layout_of_deck",

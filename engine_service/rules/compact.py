@@ -54,12 +54,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import timecode
-from .errors import RecordError, TablanetteError
-from .match import Match
+from .errors import TablanetteError
+from .match import MAX_DEALS, Match
 from .play import Play
 from .record import dumps, match_record
 from .record_schema import GameRecord
 from .rules import Rules
+from .varbytes import CompactRecordError as CompactRecordError  # raised by encode and decode: callers catch it here
+from .varbytes import Reader, put_bytes, put_str, put_varint
 
 VERSION = 2
 """The compact format this module writes (and the newest it reads; it reads version 1 too)."""
@@ -77,10 +79,6 @@ _TIMES_CODED = 1
 _END_NATURAL, _END_ABORTED, _END_FORFEIT = 0, 1, 2
 """How a match ended (a byte): by its rules (target, deals, the 1000-deal abort), aborted, or 2 + the
 seat that forfeited."""
-
-
-class CompactRecordError(RecordError):
-    """A compact record that cannot be decoded (or a record that cannot be encoded), with what and where."""
 
 
 @dataclass(frozen=True)
@@ -121,28 +119,48 @@ def encode(record: Mapping[str, Any] | GameRecord, times_ms: Sequence[int] | Non
     return blob
 
 
+def encode_match(
+    match: Match, record: GameRecord, times_ms: Sequence[int] | None = None, text: str | None = None
+) -> bytes:
+    """The compact blob of a finished match the engine played, ``record`` its :func:`match_record` (``text``:
+    its :func:`dumps`, when made already): what :func:`encode` makes of that record, made without replaying
+    it (each chosen play's index is the one the match kept, :attr:`Match.choices`). Falls back to
+    :func:`encode` when the match did not keep them.
+    """
+    if match.result is None:
+        raise CompactRecordError(f"record {record['id']}: the match is not over")
+    choices = match.choices
+    if choices is None:
+        return encode(record, times_ms)
+    autos: list[int] = []
+    i = 0
+    for deal in match.deals:
+        for p in deal.plays:
+            if p.auto:
+                autos.append(i)
+            i += 1
+    reason = match.result.reason
+    natural = reason in ("target", "deals") or (reason == "aborted" and len(match.deals) >= MAX_DEALS)
+    code = _END_NATURAL if natural else _end_code(record["result"])
+    plays = [p for d in record["deals"] for p in d["plays"]]
+    try:
+        out = _header(record)
+        out.append(code)
+        _put_plays(out, len(plays), autos, choices)
+        _put_times(out, times_ms, plays)
+    except CompactRecordError as exc:
+        raise CompactRecordError(f"record {record['id']}: {exc}") from None
+    out += _game_digest(dumps(record) if text is None else text)
+    out += zlib.crc32(out).to_bytes(4, "big")
+    return bytes(out)
+
+
 def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
-    players = list(record["players"])
-    rules_obj = dict(record["rules"])
-    if next(iter(rules_obj), None) != "preset":
-        raise CompactRecordError(f"rules {rules_obj} do not start with their preset")
-    name = rules_obj.pop("preset")
-    rules = Rules.from_record(record["rules"], players=len(players))
-    out = bytearray([MAGIC | VERSION])
-    code = _BY_NAME.get(name, _NAMED)
-    out.append(code)
-    if code == _NAMED:
-        _put_str(out, name)
-    _put_str(out, json.dumps(rules_obj, separators=(",", ":"), ensure_ascii=False) if rules_obj else "")
-    rid, seed = str(record["id"]), str(record["seed"])
-    _put_str(out, rid)
-    _put_seed(out, rid, seed)
-    _put_varint(out, len(players))
-    for p in players:
-        _put_str(out, p)
+    out = _header(record)
+    rules = Rules.from_record(record["rules"], players=len(record["players"]))
     result = record["result"]
     plays = [p for d in record["deals"] for p in d["plays"]]
-    match = Match(rules, seed)
+    match = Match(rules, str(record["seed"]))
     digits, autos = _replay_indexes(match, plays)
     code = _END_NATURAL if match.is_over else _end_code(result)
     if code < 0 or code >= _END_FORFEIT + rules.players:
@@ -155,14 +173,36 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
     return bytes(out)
 
 
+def _header(record: Mapping[str, Any]) -> bytearray:
+    """The blob's bytes before its end code: version, rules, id, seed and players."""
+    players = list(record["players"])
+    rules_obj = dict(record["rules"])
+    if next(iter(rules_obj), None) != "preset":
+        raise CompactRecordError(f"rules {rules_obj} do not start with their preset")
+    name = rules_obj.pop("preset")
+    out = bytearray([MAGIC | VERSION])
+    code = _BY_NAME.get(name, _NAMED)
+    out.append(code)
+    if code == _NAMED:
+        put_str(out, name)
+    put_str(out, json.dumps(rules_obj, separators=(",", ":"), ensure_ascii=False) if rules_obj else "")
+    rid, seed = str(record["id"]), str(record["seed"])
+    put_str(out, rid)
+    _put_seed(out, rid, seed)
+    put_varint(out, len(players))
+    for p in players:
+        put_str(out, p)
+    return out
+
+
 def _put_seed(out: bytearray, rid: str, seed: str) -> None:
     """The seed: how many characters it shares with the id's start, then the rest (packed when lowercase hex)."""
     shared = _shared_prefix(rid, seed)
-    _put_varint(out, shared)
+    put_varint(out, shared)
     rest = seed[shared:]
     hexed = len(rest) % 2 == 0 and rest == rest.lower() and all(c in "0123456789abcdef" for c in rest)
     out.append(_SEED_HEX if hexed else _SEED_TEXT)
-    _put_bytes(out, bytes.fromhex(rest) if hexed else rest.encode("utf-8"))
+    put_bytes(out, bytes.fromhex(rest) if hexed else rest.encode("utf-8"))
 
 
 def _replay_indexes(match: Match, plays: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[int, int]], list[int]]:
@@ -193,16 +233,16 @@ def _replay_indexes(match: Match, plays: Sequence[Mapping[str, Any]]) -> tuple[l
 
 def _put_plays(out: bytearray, n_plays: int, autos: list[int], digits: list[tuple[int, int]]) -> None:
     """The plays: how many, the timeout plays' places (as gaps), the chosen plays' indexes as one mixed-radix number."""
-    _put_varint(out, n_plays)
-    _put_varint(out, len(autos))
+    put_varint(out, n_plays)
+    put_varint(out, len(autos))
     last = 0
     for i in autos:
-        _put_varint(out, i - last)
+        put_varint(out, i - last)
         last = i
     number = 0
     for index, n in reversed(digits):
         number = number * n + index
-    _put_bytes(out, number.to_bytes((number.bit_length() + 7) // 8, "big"))
+    put_bytes(out, number.to_bytes((number.bit_length() + 7) // 8, "big"))
 
 
 def _put_times(out: bytearray, times_ms: Sequence[int] | None, plays: Sequence[Mapping[str, Any]]) -> None:
@@ -213,7 +253,7 @@ def _put_times(out: bytearray, times_ms: Sequence[int] | None, plays: Sequence[M
         if len(times_ms) != len(plays) or any(not isinstance(t, int) or t < 0 for t in times_ms):
             raise CompactRecordError(f"times_ms must be {len(plays)} non-negative integers (one per play)")
         out.append(_TIMES_CODED)
-        _put_bytes(out, timecode.pack(times_ms, [p["seat"] for p in plays]))
+        put_bytes(out, timecode.pack(times_ms, [p["seat"] for p in plays]))
 
 
 def _game_digest(dumped: str) -> bytes:
@@ -231,7 +271,7 @@ def decode(blob: bytes) -> GameRecord:
 
 def decode_full(blob: bytes) -> CompactRecord:
     """The record and the move times a blob holds (:class:`CompactRecordError` if it cannot be decoded)."""
-    reader = _Reader(_checked_body(bytes(blob)))
+    reader = Reader(_checked_body(bytes(blob)))
     try:
         return _decode(reader)
     except CompactRecordError:
@@ -261,7 +301,7 @@ def _checked_body(blob: bytes) -> bytes:
     return blob[:-4]
 
 
-def _decode(r: _Reader) -> CompactRecord:
+def _decode(r: Reader) -> CompactRecord:
     version = r.data[0] & 0x0F
     r.pos = 1
     code = r.byte("the preset")
@@ -301,7 +341,7 @@ def _decode(r: _Reader) -> CompactRecord:
     return CompactRecord(record, times)
 
 
-def _read_seed(r: _Reader, rid: str, version: int) -> str:
+def _read_seed(r: Reader, rid: str, version: int) -> str:
     """The seed: the characters it shares with the id's start, then the rest (version 1: a plain string)."""
     shared = r.varint("the seed")
     if shared > len(rid):
@@ -309,7 +349,7 @@ def _read_seed(r: _Reader, rid: str, version: int) -> str:
     return rid[:shared] + (r.str("the seed") if version == 1 else _seed_rest(r))
 
 
-def _read_autos(r: _Reader, n_plays: int) -> set[int]:
+def _read_autos(r: Reader, n_plays: int) -> set[int]:
     """The places of the timeout plays among the ``n_plays`` plays (stored as gaps, each after the one before)."""
     autos: set[int] = set()
     at = 0
@@ -353,7 +393,7 @@ def _end_as_coded(match: Match, end: int, n_plays: int) -> None:
         match.forfeit(end - _END_FORFEIT)
 
 
-def _seed_rest(r: _Reader) -> str:
+def _seed_rest(r: Reader) -> str:
     """The seed after what it shares with the id (version 2: lowercase hex packed two digits a byte)."""
     kind = r.byte("the seed's form")
     if kind not in (_SEED_TEXT, _SEED_HEX):
@@ -362,7 +402,7 @@ def _seed_rest(r: _Reader) -> str:
     return raw.hex() if kind == _SEED_HEX else raw.decode("utf-8")
 
 
-def _read_times(r: _Reader, version: int, seats: list[int]) -> tuple[int, ...] | None:
+def _read_times(r: Reader, version: int, seats: list[int]) -> tuple[int, ...] | None:
     """The move times, if the blob keeps them (version 1: Exp-Golomb; 2: :mod:`.timecode`)."""
     form = r.byte("the move times")
     if not form:
@@ -397,70 +437,6 @@ def _preset_name(code: int) -> str:
 
 
 # ------------------------------------------------------------------ bytes
-
-
-class _Reader:
-    """Reads varints, strings and byte strings from a blob's body, naming the position on error."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.pos = 0
-
-    def where(self) -> str:
-        return f"byte {self.pos}"
-
-    def byte(self, what: str) -> int:
-        if self.pos >= len(self.data):
-            raise CompactRecordError(f"compact record: truncated at byte {self.pos} (reading {what})")
-        self.pos += 1
-        return self.data[self.pos - 1]
-
-    def fixed(self, n: int, what: str) -> bytes:
-        """The next ``n`` bytes (defined before the methods named ``bytes`` and ``str``, which would shadow
-        the types in these annotations)."""
-        if self.pos + n > len(self.data):
-            raise CompactRecordError(f"compact record: truncated at byte {self.pos} (reading {what})")
-        self.pos += n
-        return self.data[self.pos - n : self.pos]
-
-    def varint(self, what: str) -> int:
-        value, shift = 0, 0
-        while True:
-            b = self.byte(what)
-            value |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return value
-            shift += 7
-            if shift > 63:
-                raise CompactRecordError(f"compact record: byte {self.pos}: {what}: a varint longer than 9 bytes")
-
-    def bytes(self, what: str) -> bytes:
-        n = self.varint(what)
-        if self.pos + n > len(self.data):
-            raise CompactRecordError(
-                f"compact record: truncated at byte {self.pos} ({what}: {n} bytes, {len(self.data) - self.pos} left)"
-            )
-        self.pos += n
-        return self.data[self.pos - n : self.pos]
-
-    def str(self, what: str) -> str:
-        return self.bytes(what).decode("utf-8")
-
-
-def _put_varint(out: bytearray, n: int) -> None:
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-
-
-def _put_bytes(out: bytearray, data: bytes) -> None:
-    _put_varint(out, len(data))
-    out += data
-
-
-def _put_str(out: bytearray, s: str) -> None:
-    _put_bytes(out, s.encode("utf-8"))
 
 
 def _shared_prefix(a: str, b: str) -> int:

@@ -62,6 +62,10 @@ class Match:
         self.deals: list[FinishedDeal] = []
         self.result: MatchResult | None = None
         self.deal = DealState(rules, self._layout(0))
+        self.choices: list[tuple[int, int]] | None = []
+        """Each chosen (not automatic) play's index among its position's legal plays, and their number, in
+        play order: what the compact record form stores (:func:`engine_service.rules.compact.encode_match`).
+        None once an unchecked :meth:`push` made a play whose index was not looked up."""
 
     def _layout(self, index: int) -> DealLayout:
         if self._layouts is not None:
@@ -115,12 +119,18 @@ class Match:
     def play(self, play: Play, auto: bool = False) -> PlayRecord:
         """Checked play by the seat to move (raises :class:`IllegalPlayError`)."""
         self._check_running(play)
+        legal = self.deal.legal_tuple()  # once a position: the check below reads the same
         record = self.deal.play(play, auto)
+        if not auto and self.choices is not None:
+            self.choices.append((legal.index(play), len(legal)))
         self._after_play()
         return record
 
     def push(self, play: Play, auto: bool = False) -> PlayRecord:
-        """Unchecked fast path: the caller guarantees ``play`` is legal."""
+        """Unchecked fast path: the caller guarantees ``play`` is legal (its index is not kept: :attr:`choices`
+        becomes None for a chosen play)."""
+        if not auto:
+            self.choices = None
         record = self.deal.push(play.card, play.mask, auto)
         self._after_play()
         return record

@@ -23,6 +23,7 @@ from engine_service.rules.compact import (
     decode,
     decode_full,
     encode,
+    encode_match,
     is_compact,
 )
 
@@ -49,8 +50,12 @@ def random_match(rules: Rules, seed: str, rng: random.Random, end: str = "natura
     return match, n
 
 
-def round_trip(record: Any, times: list[int] | None = None) -> bytes:
+def round_trip(record: Any, times: list[int] | None = None, match: Match | None = None) -> bytes:
+    """``record``'s blob, checked to decode to it; with the live ``match`` it was made from, checked to be
+    the blob the match makes without a replay (what the arena stores of a match it played)."""
     blob = encode(record, times)
+    if match is not None:
+        assert encode_match(match, record, times) == blob
     assert is_compact(blob) and blob[0] == MAGIC | VERSION
     back = decode_full(blob)
     assert dumps(back.record) == dumps(record)
@@ -68,7 +73,7 @@ def test_every_preset_and_player_count_round_trips(preset: str, players: int) ->
         match, plays = random_match(rules, f"seed/{preset}/{g}", rng, end)
         record = match_record(match, names, f"league/r{g}/p1/g1")
         times = [rng.choice([0, 1, 2, 5, 40, 900, 30_000]) for _ in range(plays)]
-        round_trip(record, times if g % 2 else None)
+        round_trip(record, times if g % 2 else None, match)
 
 
 def test_overrides_fixed_deals_and_unusual_strings_round_trip() -> None:
@@ -76,16 +81,16 @@ def test_overrides_fixed_deals_and_unusual_strings_round_trip() -> None:
     rules = Rules.preset("pisti", players=3).with_overrides({"deals": 2, "ace_values": [1, 11], "pisti_bonus": 20})
     match, _ = random_match(rules, "ünïcode seed ♠", rng)
     record = match_record(match, ["ä@1", "", "名前"], "")
-    blob = round_trip(record)
+    blob = round_trip(record, match=match)
     assert decode(blob)["rules"] == rules.to_record()
     match, _ = random_match(Rules.preset("tablic", players=4, partnerships=False), "x", rng)
-    round_trip(match_record(match, list("abcd"), "x/1"))
+    round_trip(match_record(match, list("abcd"), "x/1"), match=match)
 
 
 def test_forfeit_before_the_first_play_and_a_demo_sized_match() -> None:
     early = Match(Rules.preset("tablic", players=4), seed="s")
     early.forfeit(3)
-    blob = round_trip(match_record(early, list("abcd"), "early"))
+    blob = round_trip(match_record(early, list("abcd"), "early"), match=early)
     assert decode(blob)["deals"] == []
     rng = random.Random(1)
     match, plays = random_match(Rules.preset("tablic", target=101), "demo/r1/p1", rng)
@@ -105,6 +110,20 @@ def test_the_time_each_move_took_round_trips_at_any_scale() -> None:
         encode(record, [1] * (plays + 1))
     with pytest.raises(CompactRecordError, match="non-negative"):
         encode(record, [-1] * plays)
+
+
+def test_a_match_that_did_not_keep_its_choices_is_encoded_from_its_record() -> None:
+    """An unchecked push does not look up its play's index: the match no longer knows its choices, and its
+    blob is made by replaying the record, the same bytes."""
+    rules = Rules.preset("tablic", target=21)
+    match = Match(rules, "pushed")
+    while not match.is_over:
+        match.push(match.legal_plays()[-1])
+    assert match.choices is None
+    record = match_record(match, ["a", "b"], "pushed/1")
+    assert encode_match(match, record) == encode(record)
+    with pytest.raises(CompactRecordError, match="not over"):
+        encode_match(Match(rules, "running"), record)
 
 
 def test_a_record_that_does_not_replay_is_not_encoded() -> None:
