@@ -42,8 +42,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import t as student_t
-
 from scheduler.outcomes import Outcome
 
 LEVEL = 0.975
@@ -124,6 +122,8 @@ def _summary(bot: str, values: list[float], bound: float) -> SecondSight:
     if n < 2:
         return SecondSight(bot, n, mean, -math.inf, math.inf, False)
     se = statistics.stdev(values) / math.sqrt(n)
+    from scipy.stats import t as student_t  # SciPy's statistics take most of a second to load: only here
+
     half = float(student_t.ppf(LEVEL, n - 1)) * se
     flag_low = mean - float(student_t.ppf(bound, n - 1)) * se
     return SecondSight(bot, n, mean, mean - half, mean + half, n >= MIN_DEALS and flag_low > 0)

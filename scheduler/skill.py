@@ -48,8 +48,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import sparse
-from scipy.stats import t as student_t
 
 from scheduler.luck_coefficient import LuckCoefficient, luck_coefficient
 from scheduler.outcomes import Outcome
@@ -110,6 +108,8 @@ class SkillFit:
         diff = self.theta[i] - self.theta[j]
         if var <= 0:
             return 0.5 if diff == 0 else float(diff > 0)
+        from scipy.stats import t as student_t  # SciPy's statistics take most of a second to load: when used
+
         return float(student_t.cdf(diff / math.sqrt(var), self.dof))
 
     def neighbours(self) -> list[tuple[str, str, float]]:
@@ -164,6 +164,8 @@ def fit_skill(
     index = {b: i for i, b in enumerate(names)}
     theta, cov, dof = _least_squares(rows, index)
     games, luck = _per_bot(rows, index)
+    from scipy.stats import t as student_t
+
     q = float(student_t.ppf(0.975, dof)) if dof > 0 else math.inf
     ratings = []
     for b, i in index.items():
@@ -225,6 +227,8 @@ def _least_squares(
         vals += [1.0] * len(team) + [weight] * len(others)
         y.append(margin)
         cluster.append(units.setdefault(unit, len(units)))
+    from scipy import sparse
+
     x = sparse.csr_matrix((vals, (r_idx, c_idx)), shape=(len(rows), n))
     information = (x.T @ x).toarray()
     bread = np.linalg.pinv(information, hermitian=True)

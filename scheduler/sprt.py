@@ -27,8 +27,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.optimize import brentq
-
 SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
 """The challenger's pair score for pentanomial outcomes 0..4 (0: lost both games, 4: won both)."""
 EPSILON = 1e-3
@@ -59,6 +57,8 @@ def constrained_mle(freq: Sequence[float], mean: float) -> list[float]:
 
     lo = -1 / max(shifted) + 1e-9
     hi = -1 / min(shifted) - 1e-9
+    from scipy.optimize import brentq  # SciPy loads only when an SPRT league needs it, not for every command
+
     lam = brentq(moment, lo, hi, xtol=1e-12)
     return [f / (1 + lam * x) for f, x in zip(freq, shifted, strict=True)]
 

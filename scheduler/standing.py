@@ -43,7 +43,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtr
 
 from scheduler.duel_tally import DuelTally
 from scheduler.pairings import PlannedMatch, Seed, pair_of_games
@@ -418,6 +417,8 @@ class StandingPlanner:
         iaa, ibb = self._diag[a], self._diag[b]
         det = np.maximum(iaa * ibb - iab * iab, 1e-300)
         var = np.maximum((iaa + ibb + 2 * iab) / det, 1e-12)
+        from scipy.special import ndtr
+
         out[known] = ndtr((theta[a] - theta[b]) / np.sqrt(var))
         return out
 

@@ -161,3 +161,12 @@ def test_up_runs_the_arena_in_the_foreground_and_ctrl_c_stops_everything(tmp_pat
             up.wait(10)
     survivors = subprocess.run(["pgrep", "-f", env["TABLANETTE_PREFIX"]], capture_output=True, text=True).stdout
     assert not survivors.strip(), f"processes left behind: {survivors}"  # the worker's queue name carries it
+
+
+def test_the_league_commands_start_without_scipy() -> None:
+    """SciPy's statistics take most of a second of CPU to load: a league command loads them only when it fits
+    ratings, not to create a league, add a bot or start one (every test arena runs such commands by the dozen)."""
+    probe = "import sys, cli.league_cmd, cli.ladder_cmd; print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
