@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import redis
 import typer
 
 from engine_service.rules import RecordError, write_records
-from store.archive import ArchiveError
-from store.archiver import Archiver
 from store.codec import text
 from store.keys import Keys
 from store.leagues import LeagueError
@@ -33,10 +31,16 @@ from store.results import LeagueResults
 
 from .common import console, fail, redis_client
 
+if TYPE_CHECKING:
+    from store.archiver import Archiver
+
 FORMATS = ("jsonl", "parquet")
 
 
 def archiver() -> Archiver:
+    """The archiver (with PyArrow, loaded here: every `league` command loads this module, few archive)."""
+    from store.archiver import Archiver
+
     client, settings = redis_client()
     return Archiver(client, settings.prefix, Path(settings.archive_dir))
 
@@ -79,6 +83,8 @@ def archive(
 
 def _archive_each(arch: Archiver, names: list[str]) -> list[str]:
     """Archive each league, saying what became of it; the leagues that could not be archived."""
+    from store.archive import ArchiveError
+
     failed = []
     for league in names:
         try:
@@ -138,6 +144,8 @@ def export(
             fail("--format jsonl exports one league: give --league NAME")
         _export_jsonl(league, out)
         return
+    from store.archive import ArchiveError
+
     arch = archiver()
     names = [league] if league is not None else sorted(text(m) for m in arch.r.smembers(Keys(arch.prefix).leagues))
     if not names:
@@ -188,6 +196,8 @@ def _export_files(files: list[Path], out: Path, format: str, league: str | None)
 
 
 def _export_jsonl(league: str, out: Path) -> None:
+    from store.archive import ArchiveError
+
     client, settings = redis_client()
     try:
         records = LeagueResults(client, settings.prefix).records(league)

@@ -1,4 +1,7 @@
-"""``tablanette league ladder`` and ``tablanette league los``: the fitted ladder and how sure it is."""
+"""``tablanette league ladder`` and ``tablanette league los``: the fitted ladder and how sure it is.
+
+Every `league` command loads this module; the fit (NumPy, SciPy) is loaded by these two commands alone.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from scheduler.ladder import ladder as fitted_ladder
-from scheduler.ladder import los_matrix
 from store.leagues import LeagueError
 
 from .common import console, fail
@@ -29,6 +30,8 @@ def ladder(name: str, as_json: JsonOpt = False) -> None:
     than the next is below the league's confidence (97.5% unless set). "form" is
     the incremental Elo, a trend that depends on the order results came in.
     """
+    from scheduler.ladder import ladder as fitted_ladder
+
     try:
         data = fitted_ladder(results(), store().load(name))
     except LeagueError as exc:
@@ -116,6 +119,8 @@ def _settled(data: dict[str, Any], unsettled: list[list[str]]) -> str:
 
 def los(name: str, as_json: JsonOpt = False) -> None:
     """The likelihood of superiority of every bot over every other (row over column)."""
+    from scheduler.ladder import los_matrix
+
     try:
         data = los_matrix(results(), store().load(name))
     except LeagueError as exc:

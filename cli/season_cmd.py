@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from scheduler.seasons import take_season
 from store.audit import AuditLog
 from store.leagues import LeagueError
 from store.seasons import Seasons, check_standing
@@ -31,6 +30,8 @@ def season(
 ) -> None:
     """Keep a standing ladder as it stands now (a season: 1, 2, 3..., never changed afterwards), and with --new
     start a new one: its ratings start afresh from now, its older results stay stored."""
+    from scheduler.seasons import take_season  # the fit: loaded by this command alone
+
     st = store()
     try:
         kept = take_season(st, results(), name, label, new)

@@ -20,6 +20,7 @@ Its keys are in :mod:`store.keys`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import secrets
@@ -48,8 +49,13 @@ INVITE_TTL = 30 * 86_400
 
 Policy = Literal["open", "invite", "closed"]
 _hasher = PasswordHasher()
-_DUMMY = _hasher.hash("not anyone's password")
-"""Verified against when no account has the name, so a refusal takes as long either way."""
+
+
+@functools.cache
+def _dummy() -> str:
+    """Verified against when no account has the name, so a refusal takes as long either way (made on first
+    use: a hash costs a tenth of a second of CPU, which every process importing this module would pay)."""
+    return _hasher.hash("not anyone's password")
 
 
 class AccountError(ValueError):
@@ -149,10 +155,11 @@ class Accounts:
     def authenticate(self, name: str, password: str) -> Account | None:
         """The active account whose name and password these are; None otherwise (which of the two was wrong,
         or that the account is suspended, is not said: it takes as long either way)."""
+        dummy = _dummy()  # made before the look-up, so a process's first refusal is not the slower one
         raw = self.r.get(self._account(name.lower())) if NAME_RE.match(name) else None
         data = json.loads(raw) if raw is not None else {}
         try:
-            _hasher.verify(data.get("hash", _DUMMY), password[:MAX_PASSWORD])
+            _hasher.verify(data.get("hash", dummy), password[:MAX_PASSWORD])
         except (VerificationError, InvalidHashError):
             return None
         if not data or data["state"] != "active":
