@@ -42,7 +42,7 @@ naming what and where; a checksum mismatch is caught before anything is replayed
 >>> decode(blob[:-1])  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-engine_service.rules.compact.CompactRecordError: compact record: checksum mismatch (...): the blob is corrupt...
+engine_service.rules.errors.CompactRecordError: compact record: checksum mismatch (...): the blob is corrupt...
 """
 
 from __future__ import annotations
@@ -54,13 +54,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import timecode
+from .errors import CompactRecordError as CompactRecordError  # raised by encode and decode: caught here
 from .errors import TablanetteError
 from .match import MAX_DEALS, Match
 from .play import Play
 from .record import dumps, match_record
 from .record_schema import GameRecord
 from .rules import Rules
-from .varbytes import CompactRecordError as CompactRecordError  # raised by encode and decode: callers catch it here
 from .varbytes import Reader, put_bytes, put_str, put_varint
 
 VERSION = 2

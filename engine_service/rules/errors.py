@@ -33,6 +33,11 @@ class RecordError(TablanetteError):
     """A game record that is malformed or does not re-verify."""
 
 
+class CompactRecordError(RecordError):
+    """A compact record that cannot be decoded (or a record that cannot be encoded), with what and where
+    (:mod:`engine_service.rules.compact`)."""
+
+
 class TooManyPlaysError(TablanetteError):
     """A position with more capture sets than a caller's limit allows (only with an explicit limit)."""
 

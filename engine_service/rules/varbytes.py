@@ -3,11 +3,7 @@ broke (:mod:`engine_service.rules.compact` says what the bytes mean)."""
 
 from __future__ import annotations
 
-from .errors import RecordError
-
-
-class CompactRecordError(RecordError):
-    """A compact record that cannot be decoded (or a record that cannot be encoded), with what and where."""
+from .errors import CompactRecordError
 
 
 class Reader:
