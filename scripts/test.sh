@@ -27,8 +27,9 @@ else
     # see, so they run after, alone. So does the README's quickstart, which binds the arena's default
     # ports as written: 50051 lies in the kernel's ephemeral range, where the other worker's connections
     # and free ports come from. --durations: the slowest of each, where CI's minutes go.
-    # Each part ends with its wall time beside the CPU time of every process it waited for: the suite is
-    # CPU-bound on this machine, so that CPU time over the cores is the floor of the part's wall time.
+    # Each part ends with its wall time beside the CPU time of every process it waited for: that CPU time
+    # over the cores is the floor of the part's wall time (the two-worker part kept 2 cores 60% busy in
+    # the last runs, the alone part 26%: both wait on timeouts, leases, restarts and cut links).
     alone=(tests/sandbox tests/cli/test_match.py tests/cli/test_newcomer.py)
     status=0  # both parts run and report, whatever the first one found
     TIMEFORMAT="== that part: %0R s wall; CPU %0U s user + %0S s system, over $(nproc) cores"
