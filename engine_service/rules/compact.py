@@ -144,15 +144,9 @@ def encode_match(
     code = _END_NATURAL if natural else _end_code(record["result"])
     plays = [p for d in record["deals"] for p in d["plays"]]
     try:
-        out = _header(record)
-        out.append(code)
-        _put_plays(out, len(plays), autos, choices)
-        _put_times(out, times_ms, plays)
+        return _sealed(_header(record), code, plays, autos, choices, times_ms, dumps(record) if text is None else text)
     except CompactRecordError as exc:
         raise CompactRecordError(f"record {record['id']}: {exc}") from None
-    out += _game_digest(dumps(record) if text is None else text)
-    out += zlib.crc32(out).to_bytes(4, "big")
-    return bytes(out)
 
 
 def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
@@ -165,10 +159,24 @@ def _encode(record: Mapping[str, Any], times_ms: Sequence[int] | None) -> bytes:
     code = _END_NATURAL if match.is_over else _end_code(result)
     if code < 0 or code >= _END_FORFEIT + rules.players:
         raise CompactRecordError(f"result {dict(result)} does not follow from the plays")
+    return _sealed(out, code, plays, autos, digits, times_ms, dumps(record))
+
+
+def _sealed(
+    out: bytearray,
+    code: int,
+    plays: Sequence[Mapping[str, Any]],
+    autos: list[int],
+    digits: list[tuple[int, int]],
+    times_ms: Sequence[int] | None,
+    text: str,
+) -> bytes:
+    """The whole blob from its header ``out``: the end code, the plays, the move times, then the digest of the
+    record's ``text`` and the blob's checksum."""
     out.append(code)
     _put_plays(out, len(plays), autos, digits)
     _put_times(out, times_ms, plays)
-    out += _game_digest(dumps(record))
+    out += _game_digest(text)
     out += zlib.crc32(out).to_bytes(4, "big")
     return bytes(out)
 
